@@ -1,0 +1,24 @@
+"""coopdialect's passes, one module each; `get_all_passes()` is the registry coop-opt reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Pass name -> zero-argument factory returning the pass class (imports lazily)."""
+
+    def convert_coop_to_spirv():
+        from coopdialect.passes.convert_coop_to_spirv import ConvertCoopToSpirvPass
+        return ConvertCoopToSpirvPass
+
+    def convert_coop_to_ptx():
+        from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
+        return ConvertCoopToPtxPass
+
+    return {
+        "convert-coop-to-spirv": convert_coop_to_spirv,
+        "convert-coop-to-ptx": convert_coop_to_ptx,
+    }

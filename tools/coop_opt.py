@@ -1,0 +1,180 @@
+"""`coop-opt`: xdsl-opt for cooperative-matrix IR, with SPIR-V and PTX targets.
+
+Conventions are xdsl-opt's (`-p 'pass{k=v},pass'`, `-t target`, `-o file`, `--split-input-file`,
+`--verify-diagnostics`, `--print-op-generic`), plus:
+
+* `-t spirv` writes a SPIR-V binary, `-t spirv-asm` its disassembly, `-t ptx` PTX text, `-t mlir` IR.
+* Any error (syntax, unknown op, verifier, pass, emitter, unwritable output) is one line on stderr,
+  `file:line:col: error: message`, and exit status 1; nothing is written to the output file unless
+  the whole run succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.arg_spec import parse_spec
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from coopdialect.context import dialect_factories
+from coopdialect.diagnostics import CoopError, LocatingParser, format_error, verify_with_locations
+from coopdialect.passes import get_all_passes
+
+
+def _targets() -> dict[str, Callable[[], type]]:
+    def spirv():
+        from coopdialect.spirv.target import SpirvTarget
+        return SpirvTarget
+
+    def spirv_asm():
+        from coopdialect.spirv.target import SpirvAsmTarget
+        return SpirvAsmTarget
+
+    def ptx():
+        from coopdialect.ptx.target import PtxTarget
+        return PtxTarget
+
+    return {"spirv": spirv, "spirv-asm": spirv_asm, "ptx": ptx}
+
+
+class CoopOptMain(xDSLOptMain):
+    """The coop-opt driver: xDSLOptMain with coopdialect's dialects, passes and targets."""
+
+    version_format = "coop-opt (coopdialect, xdsl {xdsl_version})"
+
+    def register_all_dialects(self):
+        super().register_all_dialects()
+        for name, factory in dialect_factories().items():
+            # coopdialect's `gpu` replaces xDSL's (same ops, MLIR's syntax for the id ops)
+            self.ctx._registered_dialects[name] = factory  # noqa: SLF001
+
+    def register_all_passes(self):
+        super().register_all_passes()
+        for name, factory in get_all_passes().items():
+            self.available_passes[name] = factory
+
+    def register_all_targets(self):
+        super().register_all_targets()
+        self.available_targets.update(_targets())
+
+    def register_all_frontends(self):
+        def parse_mlir(io: IO[bytes]) -> ModuleOp:
+            data = io.read()
+            text = data.decode() if isinstance(data, bytes) else data
+            parser = LocatingParser(self.ctx, text, self.get_input_name())
+            parser.line_offset = self._line_offset
+            return parser.parse_module(not self.args.no_implicit_module)
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    _line_offset = 0
+
+    def parse_chunk(self, chunk, file_extension, start_offset=0):
+        self._line_offset = start_offset
+        return super().parse_chunk(chunk, file_extension, start_offset)
+
+    def setup_pipeline(self):
+        super().setup_pipeline()
+
+        # xDSL's callback verifies without locations; this one reports the failing op's location
+        # (it runs before the first pass, between passes and after the last one).
+        def callback(previous, module: ModuleOp, next_pass) -> None:
+            if not self.args.disable_verify:
+                verify_with_locations(module)
+            if previous is not None and next_pass is not None and self.args.print_between_passes:
+                print(f"IR after {previous.name}:\n{module}\n")
+
+        self.pipeline = type(self.pipeline)(self.pipeline.passes, callback)
+
+    def emit(self, prog: ModuleOp) -> str | bytes:
+        """The output of the selected target for one module: text, or bytes for binary targets."""
+        spec = parse_spec(self.args.target)
+        target = self.available_targets[spec.name]
+        if spec.name in _targets():
+            t = target().from_spec(spec)
+            if hasattr(t, "emit_bytes"):
+                return t.emit_bytes(self.ctx, prog)
+        return self.output_resulting_program(prog)
+
+    def run(self):
+        chunks, file_extension = self.prepare_input()
+        pieces: list[str | bytes] = []
+        for i, (chunk, offset) in enumerate(chunks):
+            try:
+                if i > 0:
+                    pieces.append("// -----\n")
+                module = self.parse_chunk(chunk, file_extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    pieces.append(self.emit(module))
+            except ParseError as e:
+                if self.args.parsing_diagnostics:
+                    pieces.append(format_error(_with_offset(e, offset)) + "\n")
+                else:
+                    raise _with_offset(e, offset) from None
+            except DiagnosticException as e:
+                if self.args.verify_diagnostics:
+                    pieces.append(format_error(e) + "\n")
+                else:
+                    raise
+            finally:
+                chunk.close()
+        self.write_output(pieces)
+
+    def write_output(self, pieces: list[str | bytes]) -> None:
+        """Write everything at once; with -o, through a temporary file renamed into place."""
+        binary = any(isinstance(p, bytes) for p in pieces)
+        if binary and len(pieces) > 1:
+            raise CoopError(None, "a binary target cannot be combined with --split-input-file",
+                            where=self.get_input_name())
+        data = b"".join(p if isinstance(p, bytes) else p.encode() for p in pieces)
+        path = self.args.output_file
+        if path is None:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+            return
+        directory = os.path.dirname(os.path.abspath(path))
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".coop-opt-", dir=directory)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError as e:
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
+            raise CoopError(None, f"cannot write output file: {e.strerror}", where=path) from None
+
+
+def _with_offset(e: ParseError, offset: int) -> ParseError:
+    import dataclasses
+
+    if offset and e.span.line_offset != offset:
+        e.span = dataclasses.replace(e.span, line_offset=offset)
+    return e
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `coop-opt` console script."""
+    try:
+        CoopOptMain(description="coopdialect modular optimizer", args=argv).run()
+    except (ParseError, DiagnosticException, OSError, ValueError, KeyError, ArgSpecParseError) as e:
+        print(format_error(e), file=sys.stderr)
+        sys.exit(1)
+    except Exception as e:  # an internal error is still reported as one line, never a traceback
+        if os.environ.get("COOP_OPT_TRACEBACK"):
+            raise
+        print(f"<internal>: error: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
