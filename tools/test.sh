@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# README command (2): install everything the tests need on a fresh machine, then run every test.
+#
+#   bash tools/test.sh            # venv + packages + Khronos tools, then lit (FileCheck) and pytest
+#
+# What it installs: a virtual environment in .venv with coopdialect and its test extras, and
+# SPIRV-Tools/glslang/SPIRV-Headers from Debian trixie (tools/install_spirv_tools.sh). ptxas must
+# be on PATH or at /usr/local/bin/ptxas (CUDA); a missing validator makes the suite fail.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+py=${PYTHON:-python3}
+"$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required" >&2; exit 1; }
+[[ -x .venv/bin/python ]] || "$py" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+
+bin=$(bash tools/install_spirv_tools.sh)
+export PATH="$bin:$PATH"
+export SPIRV_TOOLS_CACHE=$(dirname "$bin")
+if ! command -v ptxas >/dev/null && [[ -x /usr/local/bin/ptxas ]]; then export PATH="$PATH:/usr/local/bin"; fi
+command -v ptxas >/dev/null || { echo "error: ptxas (CUDA) not found on PATH or at /usr/local/bin" >&2; exit 1; }
+
+echo "== FileCheck tests (lit)"
+.venv/bin/lit -q tests/filecheck
+echo "== pytest"
+.venv/bin/python -m pytest tests -q -p no:cacheprovider "$@"
