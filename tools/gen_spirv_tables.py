@@ -55,6 +55,7 @@ def render(grammar: dict) -> str:
         )
     kinds = {}
     enums = {}
+    aliases: dict[str, dict[str, str]] = {}
     for kind in grammar["operand_kinds"]:
         kinds[kind["kind"]] = kind["category"]
         if kind["category"] not in ("ValueEnum", "BitEnum"):
@@ -68,7 +69,7 @@ def render(grammar: dict) -> str:
             entry = (value, _t(e.get("capabilities")), _t(e.get("extensions")), params, _version(e))
             table[e["enumerant"]] = entry
             for alias in e.get("aliases", ()):
-                table.setdefault(alias, entry)
+                aliases.setdefault(kind["kind"], {})[alias] = e["enumerant"]
         enums[kind["kind"]] = table
     implies = {}
     cap_ext = {}
@@ -109,10 +110,11 @@ def render(grammar: dict) -> str:
         block("OPERAND_KINDS", "operand kind -> category (ValueEnum, BitEnum, Id, Literal, Composite)", kinds),
         block(
             "ENUMS",
-            "enum kind -> enumerant (aliases included) -> (value, capabilities, extensions, "
+            "enum kind -> enumerant -> (value, capabilities, extensions, "
             "((parameter kind, quantifier), ...), version)",
             enums,
         ),
+        block("ENUM_ALIASES", "enum kind -> alias -> enumerant", aliases),
         block("CAPABILITY_IMPLIES", "capability -> capabilities it implicitly declares", implies),
         block("CAPABILITY_EXTENSIONS", "capability -> extensions that enable it", cap_ext),
     ]

@@ -1,0 +1,1370 @@
+"""The `spirv` target dialect: one op per SPIR-V instruction used by the cooperative-matrix kernels.
+
+Op names follow MLIR's SPIR-V dialect (`spirv.IAdd`, `spirv.KHR.CooperativeMatrixLoad`, ...). Every
+instruction op declares its SPIR-V opname (`OPNAME`); opcodes, operand layouts, capabilities and
+extensions come from `coopdialect.spirv.grammar_tables` (SPIR-V spec 2.2, 3.x; the binary writer
+and reader in `coopdialect.spirv` are driven by them). Enum operands (MemoryAccess, LoopControl,
+Cooperative Matrix Operands, ...) are string properties holding grammar enumerant names joined by
+`|`; a literal parameter follows its enumerant in parentheses, e.g. `"Aligned(16)|Nontemporal"`.
+
+Structure: `spirv.module` holds `spirv.GlobalVariable`, `spirv.EntryPoint`, `spirv.ExecutionMode`,
+`spirv.Constant` and `spirv.func`. Functions use SPIR-V's own CFG: block arguments stand for OpPhi,
+`spirv.LoopMerge` / `spirv.SelectionMerge` sit just before the header block's branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    FunctionType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    SymbolRefAttr,
+    i32,
+)
+from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    successor_def,
+    traits_def,
+    var_operand_def,
+    var_successor_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS
+
+# ---------------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_enumerant(kind: str, name: str) -> None:
+    if name not in ENUMS[kind]:
+        raise VerifyException(f"'{name}' is not a SPIR-V {kind} enumerant")
+
+
+def _parse_enum_name(parser: AttrParser, kind: str) -> str:
+    pos = parser.pos
+    name = parser.parse_identifier()
+    if name not in ENUMS[kind]:
+        parser.raise_error(f"'{name}' is not a SPIR-V {kind} enumerant", pos, parser.pos)
+    return name
+
+
+@irdl_attr_definition
+class VoidType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.void` (OpTypeVoid), the return type of a function returning nothing."""
+
+    name = "spirv.void"
+
+
+@irdl_attr_definition
+class PointerType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.ptr<T, StorageBuffer>` (OpTypePointer); the storage class is a grammar name."""
+
+    name = "spirv.ptr"
+    pointee: Attribute
+    storage_class: StringAttr
+
+    def __init__(self, pointee: Attribute, storage_class: str | StringAttr):
+        if isinstance(storage_class, str):
+            storage_class = StringAttr(storage_class)
+        super().__init__(pointee, storage_class)
+
+    def verify(self) -> None:
+        _check_enumerant("StorageClass", self.storage_class.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pointee = parser.parse_type()
+            parser.parse_punctuation(",")
+            sc = _parse_enum_name(parser, "StorageClass")
+        return (pointee, StringAttr(sc))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.pointee)
+            printer.print_string(f", {self.storage_class.data}")
+
+
+def _parse_stride(parser: AttrParser) -> int:
+    if parser.parse_optional_punctuation(","):
+        parser.parse_keyword("stride")
+        parser.parse_punctuation("=")
+        return parser.parse_integer(allow_negative=False)
+    return 0
+
+
+@irdl_attr_definition
+class RuntimeArrayType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.rtarray<T, stride=4>` (OpTypeRuntimeArray); stride (bytes) 0 means no ArrayStride."""
+
+    name = "spirv.rtarray"
+    element_type: Attribute
+    stride: IntAttr
+
+    def __init__(self, element_type: Attribute, stride: int = 0):
+        super().__init__(element_type, IntAttr(stride))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            elem = parser.parse_type()
+            stride = _parse_stride(parser)
+        return (elem, IntAttr(stride))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.element_type)
+            if self.stride.data:
+                printer.print_string(f", stride={self.stride.data}")
+
+
+@irdl_attr_definition
+class ArrayType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.array<N x T, stride=4>` (OpTypeArray); the length becomes an i32 OpConstant."""
+
+    name = "spirv.array"
+    length: IntAttr
+    element_type: Attribute
+    stride: IntAttr
+
+    def __init__(self, length: int, element_type: Attribute, stride: int = 0):
+        super().__init__(IntAttr(length), element_type, IntAttr(stride))
+
+    def verify(self) -> None:
+        if self.length.data < 1:
+            raise VerifyException("spirv.array length must be at least 1")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            n = parser.parse_integer(allow_negative=False)
+            parser.parse_keyword("x")
+            elem = parser.parse_type()
+            stride = _parse_stride(parser)
+        return (IntAttr(n), elem, IntAttr(stride))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.length.data} x ")
+            printer.print_attribute(self.element_type)
+            if self.stride.data:
+                printer.print_string(f", stride={self.stride.data}")
+
+
+@irdl_attr_definition
+class StructType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.struct<(T [0], U [16]), Block>` (OpTypeStruct) with member Offsets (bytes, -1 = none)
+    and an optional Block decoration."""
+
+    name = "spirv.struct"
+    members: ArrayAttr[Attribute]
+    offsets: ArrayAttr[IntAttr]
+    block: IntAttr
+
+    def __init__(self, members: Sequence[Attribute], offsets: Sequence[int] | None = None, block: bool = False):
+        offsets = [-1] * len(members) if offsets is None else list(offsets)
+        super().__init__(ArrayAttr(members), ArrayAttr(IntAttr(o) for o in offsets), IntAttr(int(block)))
+
+    def verify(self) -> None:
+        if len(self.members) != len(self.offsets):
+            raise VerifyException("spirv.struct needs one offset per member")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        members: list[Attribute] = []
+        offsets: list[int] = []
+
+        def member() -> None:
+            members.append(parser.parse_type())
+            if parser.parse_optional_punctuation("["):
+                offsets.append(parser.parse_integer(allow_negative=False))
+                parser.parse_punctuation("]")
+            else:
+                offsets.append(-1)
+
+        with parser.in_angle_brackets():
+            parser.parse_punctuation("(")
+            if not parser.parse_optional_punctuation(")"):
+                member()
+                while parser.parse_optional_punctuation(","):
+                    member()
+                parser.parse_punctuation(")")
+            block = False
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("Block")
+                block = True
+        return (ArrayAttr(members), ArrayAttr(IntAttr(o) for o in offsets), IntAttr(int(block)))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("(")
+            for i, (m, o) in enumerate(zip(self.members, self.offsets)):
+                if i:
+                    printer.print_string(", ")
+                printer.print_attribute(m)
+                if o.data >= 0:
+                    printer.print_string(f" [{o.data}]")
+            printer.print_string(")")
+            if self.block.data:
+                printer.print_string(", Block")
+
+
+_USE_SHORT = {"MatrixAKHR": "MatrixA", "MatrixBKHR": "MatrixB", "MatrixAccumulatorKHR": "MatrixAcc"}
+_USE_LONG = {v: k for k, v in _USE_SHORT.items()}
+
+
+def _parse_matrix_shape(parser: AttrParser) -> tuple[int, int, Attribute]:
+    pos = parser.pos
+    shape, elem = parser.parse_ranked_shape()
+    if len(shape) != 2 or min(shape) < 1:
+        parser.raise_error("cooperative matrix shape must be RxC", pos, parser.pos)
+    return shape[0], shape[1], elem
+
+
+@irdl_attr_definition
+class CooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>` (OpTypeCooperativeMatrixKHR).
+
+    `use` holds the grammar enumerant (MatrixAKHR, MatrixBKHR, MatrixAccumulatorKHR); the text form
+    is MatrixA / MatrixB / MatrixAcc as in MLIR. Scope, rows, columns and use become i32 constants.
+    """
+
+    name = "spirv.coopmatrix"
+    rows: IntAttr
+    columns: IntAttr
+    element_type: Attribute
+    scope: StringAttr
+    use: StringAttr
+
+    def __init__(self, rows: int, columns: int, element_type: Attribute, scope: str, use: str):
+        use = _USE_LONG.get(use, use)
+        super().__init__(IntAttr(rows), IntAttr(columns), element_type, StringAttr(scope), StringAttr(use))
+
+    def verify(self) -> None:
+        _check_enumerant("Scope", self.scope.data)
+        _check_enumerant("CooperativeMatrixUse", self.use.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            r, c, elem = _parse_matrix_shape(parser)
+            parser.parse_punctuation(",")
+            scope = _parse_enum_name(parser, "Scope")
+            parser.parse_punctuation(",")
+            pos = parser.pos
+            use = parser.parse_identifier()
+            use = _USE_LONG.get(use, use)
+            if use not in ENUMS["CooperativeMatrixUse"]:
+                parser.raise_error("expected MatrixA, MatrixB or MatrixAcc", pos, parser.pos)
+        return (IntAttr(r), IntAttr(c), elem, StringAttr(scope), StringAttr(use))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.rows.data}x{self.columns.data}x")
+            printer.print_attribute(self.element_type)
+            printer.print_string(f", {self.scope.data}, {_USE_SHORT.get(self.use.data, self.use.data)}")
+
+
+@irdl_attr_definition
+class NVCooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.NV.coopmatrix<16x16xf16, Subgroup>` (OpTypeCooperativeMatrixNV)."""
+
+    name = "spirv.NV.coopmatrix"
+    rows: IntAttr
+    columns: IntAttr
+    element_type: Attribute
+    scope: StringAttr
+
+    def __init__(self, rows: int, columns: int, element_type: Attribute, scope: str):
+        super().__init__(IntAttr(rows), IntAttr(columns), element_type, StringAttr(scope))
+
+    def verify(self) -> None:
+        _check_enumerant("Scope", self.scope.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            r, c, elem = _parse_matrix_shape(parser)
+            parser.parse_punctuation(",")
+            scope = _parse_enum_name(parser, "Scope")
+        return (IntAttr(r), IntAttr(c), elem, StringAttr(scope))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(f"{self.rows.data}x{self.columns.data}x")
+            printer.print_attribute(self.element_type)
+            printer.print_string(f", {self.scope.data}")
+
+
+COOP_MATRIX_TYPES = (CooperativeMatrixType, NVCooperativeMatrixType)
+
+# ---------------------------------------------------------------------------------------------
+# Enum operand strings: "Name|Name(param)" <-> [(name, [params])]
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_enum_operand(kind: str, text: str) -> list[tuple[str, list[int]]]:
+    """Split an enum property (`"Aligned(16)|Nontemporal"`) into (enumerant, literal params).
+
+    Raises VerifyException for a name that is not an enumerant of `kind` or a wrong parameter count.
+    """
+    out: list[tuple[str, list[int]]] = []
+    for part in text.split("|"):
+        part = part.strip()
+        params: list[int] = []
+        if "(" in part:
+            if not part.endswith(")"):
+                raise VerifyException(f"malformed {kind} operand '{text}'")
+            part, _, rest = part.partition("(")
+            try:
+                params = [int(p, 0) for p in rest[:-1].split(",") if p.strip()]
+            except ValueError:
+                raise VerifyException(f"malformed {kind} operand '{text}'") from None
+        if part not in ENUMS[kind]:
+            raise VerifyException(f"'{part}' is not a SPIR-V {kind} enumerant")
+        expected = ENUMS[kind][part][3]
+        if len(expected) != len(params) or any(k != "LiteralInteger" for k, _ in expected):
+            raise VerifyException(f"{kind} '{part}' takes {len(expected)} parameter(s) of kinds "
+                                  f"{[k for k, _ in expected]}; only literal parameters are supported")
+        out.append((part, params))
+    return out
+
+
+def format_enum_operand(items: Sequence[tuple[str, Sequence[int]]]) -> str:
+    """Inverse of `parse_enum_operand`."""
+    return "|".join(name + (f"({', '.join(map(str, ps))})" if ps else "") for name, ps in items)
+
+
+# ---------------------------------------------------------------------------------------------
+# Op bases
+# ---------------------------------------------------------------------------------------------
+
+
+class SpirvInstruction(IRDLOperation):
+    """Base of ops that are one SPIR-V instruction.
+
+    `OPNAME` names the instruction in the grammar. The writer encodes: result type, result id,
+    then `spirv_operands()`; the reader rebuilds the op with `from_spirv`. `ENUM_PROPS` lists
+    (property, grammar operand kind) of trailing enum operands in grammar order.
+    """
+
+    OPNAME: ClassVar[str]
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    def spirv_operands(self) -> list[object]:
+        """Operands after the result id, in grammar order: SSAValue, Block, type Attribute (for an
+        `<id>` naming a type), int (literal), or ("enum", kind, text)."""
+        items: list[object] = list(self.operands)
+        for prop, kind in self.ENUM_PROPS:
+            value = self.properties.get(prop)
+            if value is not None:
+                assert isinstance(value, StringAttr)
+                items.append(("enum", kind, value.data))
+        return items
+
+    @classmethod
+    def from_spirv(cls, result_types: list[Attribute], items: list[object]) -> SpirvInstruction:
+        """Build the op from decoded operands (same item kinds as `spirv_operands`, enums as
+        ("enum", kind, text)). Raises ValueError when the operands do not fit the op."""
+        operands = [i for i in items if isinstance(i, SSAValue)]
+        enums = [i for i in items if isinstance(i, tuple)]
+        if len(operands) + len(enums) != len(items):
+            raise ValueError(f"unexpected operand kinds for {cls.OPNAME}")
+        props: dict[str, Attribute] = {}
+        for (prop, kind), (_, ekind, text) in zip(cls.ENUM_PROPS, enums):
+            if kind != ekind:
+                raise ValueError(f"unexpected {ekind} operand for {cls.OPNAME}")
+            props[prop] = StringAttr(text)
+        if len(enums) > len(cls.ENUM_PROPS):
+            raise ValueError(f"too many enum operands for {cls.OPNAME}")
+        return cls.build(operands=_group_operands(cls, operands), result_types=result_types, properties=props)
+
+    def verify_(self) -> None:
+        for prop, kind in self.ENUM_PROPS:
+            value = self.properties.get(prop)
+            if value is not None:
+                parse_enum_operand(kind, value.data)
+
+
+def _group_operands(cls: type[IRDLOperation], flat: list[SSAValue]) -> list[SSAValue | list[SSAValue] | None]:
+    """Distribute a flat operand list over the op's operand defs (at most one variadic/optional)."""
+    from xdsl.irdl import OptOperandDef, VarOperandDef
+
+    defs = cls.get_irdl_definition().operands
+    n_fixed = sum(1 for _, d in defs if not isinstance(d, VarOperandDef))
+    n_var = len(flat) - n_fixed
+    if n_var < 0:
+        raise ValueError(f"{cls.name}: too few operands")
+    out: list[SSAValue | list[SSAValue] | None] = []
+    i = 0
+    for _, d in defs:
+        if isinstance(d, OptOperandDef):
+            if n_var > 1:
+                raise ValueError(f"{cls.name}: too many operands")
+            out.append(flat[i] if n_var else None)
+            i += n_var
+        elif isinstance(d, VarOperandDef):
+            out.append(flat[i : i + n_var])
+            i += n_var
+        else:
+            out.append(flat[i])
+            i += 1
+    return out
+
+
+_GENERIC_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+_NO_RESULT_FORMAT = "operands attr-dict `:` type(operands)"
+
+
+class _Binary(SpirvInstruction):
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
+
+
+class _Unary(SpirvInstruction):
+    operand = operand_def()
+    result = result_def()
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, operand: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[operand], result_types=[result_type or operand.type])
+
+
+class _Compare(_Binary):
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
+        super().__init__(lhs, rhs, result_type or IntegerType(1))
+
+
+def _binary(cls_name: str, opname: str, base: type = _Binary) -> type:
+    cls = type(cls_name + "Op", (base,), {"name": f"spirv.{opname[2:]}", "OPNAME": opname, "__annotations__": {"OPNAME": "ClassVar[str]"},
+                                         "__doc__": f"`spirv.{opname[2:]}`: {opname}."})
+    return irdl_op_definition(cls)
+
+
+IAddOp = _binary("IAdd", "OpIAdd")
+ISubOp = _binary("ISub", "OpISub")
+IMulOp = _binary("IMul", "OpIMul")
+SDivOp = _binary("SDiv", "OpSDiv")
+UDivOp = _binary("UDiv", "OpUDiv")
+SRemOp = _binary("SRem", "OpSRem")
+SModOp = _binary("SMod", "OpSMod")
+UModOp = _binary("UMod", "OpUMod")
+FAddOp = _binary("FAdd", "OpFAdd")
+FSubOp = _binary("FSub", "OpFSub")
+FMulOp = _binary("FMul", "OpFMul")
+FDivOp = _binary("FDiv", "OpFDiv")
+BitwiseAndOp = _binary("BitwiseAnd", "OpBitwiseAnd")
+BitwiseOrOp = _binary("BitwiseOr", "OpBitwiseOr")
+BitwiseXorOp = _binary("BitwiseXor", "OpBitwiseXor")
+ShiftLeftLogicalOp = _binary("ShiftLeftLogical", "OpShiftLeftLogical")
+ShiftRightLogicalOp = _binary("ShiftRightLogical", "OpShiftRightLogical")
+ShiftRightArithmeticOp = _binary("ShiftRightArithmetic", "OpShiftRightArithmetic")
+LogicalAndOp = _binary("LogicalAnd", "OpLogicalAnd")
+LogicalOrOp = _binary("LogicalOr", "OpLogicalOr")
+MatrixTimesScalarOp = _binary("MatrixTimesScalar", "OpMatrixTimesScalar")
+_COMPARES = ["IEqual", "INotEqual", "SLessThan", "SLessThanEqual", "SGreaterThan", "SGreaterThanEqual",
+             "ULessThan", "ULessThanEqual", "UGreaterThan", "UGreaterThanEqual", "FOrdEqual",
+             "FOrdNotEqual", "FOrdLessThan", "FOrdLessThanEqual", "FOrdGreaterThan",
+             "FOrdGreaterThanEqual", "LogicalEqual", "LogicalNotEqual"]
+COMPARE_OPS = [_binary(n, "Op" + n, _Compare) for n in _COMPARES]
+(IEqualOp, INotEqualOp, SLessThanOp, SLessThanEqualOp, SGreaterThanOp, SGreaterThanEqualOp,
+ ULessThanOp, ULessThanEqualOp, UGreaterThanOp, UGreaterThanEqualOp, FOrdEqualOp, FOrdNotEqualOp,
+ FOrdLessThanOp, FOrdLessThanEqualOp, FOrdGreaterThanOp, FOrdGreaterThanEqualOp, LogicalEqualOp,
+ LogicalNotEqualOp) = COMPARE_OPS
+
+SNegateOp = _binary("SNegate", "OpSNegate", _Unary)
+FNegateOp = _binary("FNegate", "OpFNegate", _Unary)
+NotOp = _binary("Not", "OpNot", _Unary)
+LogicalNotOp = _binary("LogicalNot", "OpLogicalNot", _Unary)
+ConvertFToUOp = _binary("ConvertFToU", "OpConvertFToU", _Unary)
+ConvertFToSOp = _binary("ConvertFToS", "OpConvertFToS", _Unary)
+ConvertSToFOp = _binary("ConvertSToF", "OpConvertSToF", _Unary)
+ConvertUToFOp = _binary("ConvertUToF", "OpConvertUToF", _Unary)
+UConvertOp = _binary("UConvert", "OpUConvert", _Unary)
+SConvertOp = _binary("SConvert", "OpSConvert", _Unary)
+FConvertOp = _binary("FConvert", "OpFConvert", _Unary)
+BitcastOp = _binary("Bitcast", "OpBitcast", _Unary)
+
+
+@irdl_op_definition
+class SelectOp(SpirvInstruction):
+    """`spirv.Select %cond, %a, %b`: OpSelect."""
+
+    name = "spirv.Select"
+    OPNAME: ClassVar[str] = "OpSelect"
+    condition = operand_def()
+    true_value = operand_def()
+    false_value = operand_def()
+    result = result_def()
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, cond: SSAValue, a: SSAValue, b: SSAValue):
+        super().__init__(operands=[cond, a, b], result_types=[a.type])
+
+
+@irdl_op_definition
+class CompositeConstructOp(SpirvInstruction):
+    """`spirv.CompositeConstruct %a, %b, ...`: OpCompositeConstruct."""
+
+    name = "spirv.CompositeConstruct"
+    OPNAME: ClassVar[str] = "OpCompositeConstruct"
+    constituents = var_operand_def()
+    result = result_def()
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, constituents: Sequence[SSAValue], result_type: Attribute):
+        super().__init__(operands=[list(constituents)], result_types=[result_type])
+
+
+class _IndexedComposite(SpirvInstruction):
+    indices = prop_def(DenseArrayBase)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def spirv_operands(self) -> list[object]:
+        return [*self.operands, *self.indices.get_values()]
+
+    @classmethod
+    def from_spirv(cls, result_types: list[Attribute], items: list[object]) -> SpirvInstruction:
+        ids = [i for i in items if isinstance(i, SSAValue)]
+        lits = [i for i in items if isinstance(i, int)]
+        if len(ids) + len(lits) != len(items) or items[: len(ids)] != ids:
+            raise ValueError(f"unexpected operands for {cls.OPNAME}")
+        return cls.build(operands=ids, result_types=result_types,
+                         properties={"indices": DenseArrayBase.from_list(i32, lits)})
+
+
+@irdl_op_definition
+class CompositeExtractOp(_IndexedComposite):
+    """`spirv.CompositeExtract %v {indices = array<i32: 0>}`: OpCompositeExtract (literal indices)."""
+
+    name = "spirv.CompositeExtract"
+    OPNAME: ClassVar[str] = "OpCompositeExtract"
+    composite = operand_def()
+    result = result_def()
+
+    def __init__(self, composite: SSAValue, indices: Sequence[int], result_type: Attribute):
+        super().__init__(operands=[composite], result_types=[result_type],
+                         properties={"indices": DenseArrayBase.from_list(i32, list(indices))})
+
+
+@irdl_op_definition
+class CompositeInsertOp(_IndexedComposite):
+    """`spirv.CompositeInsert %obj, %v {indices = ...}`: OpCompositeInsert."""
+
+    name = "spirv.CompositeInsert"
+    OPNAME: ClassVar[str] = "OpCompositeInsert"
+    object = operand_def()
+    composite = operand_def()
+    result = result_def()
+
+    def __init__(self, obj: SSAValue, composite: SSAValue, indices: Sequence[int]):
+        super().__init__(operands=[obj, composite], result_types=[composite.type],
+                         properties={"indices": DenseArrayBase.from_list(i32, list(indices))})
+
+
+@irdl_op_definition
+class UndefOp(SpirvInstruction):
+    """`spirv.Undef : T`: OpUndef (module level or in a function)."""
+
+    name = "spirv.Undef"
+    OPNAME: ClassVar[str] = "OpUndef"
+    result = result_def()
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: Attribute):
+        super().__init__(result_types=[result_type])
+
+
+# ---- memory -----------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class LoadOp(SpirvInstruction):
+    """`spirv.Load %ptr {memory_access = "Aligned(4)"}`: OpLoad."""
+
+    name = "spirv.Load"
+    OPNAME: ClassVar[str] = "OpLoad"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_access", "MemoryAccess"),)
+    pointer = operand_def(PointerType)
+    result = result_def()
+    memory_access = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, pointer: SSAValue, memory_access: str | None = None):
+        assert isinstance(pointer.type, PointerType)
+        super().__init__(operands=[pointer], result_types=[pointer.type.pointee],
+                         properties=_props(memory_access=memory_access))
+
+
+@irdl_op_definition
+class StoreOp(SpirvInstruction):
+    """`spirv.Store %ptr, %value`: OpStore."""
+
+    name = "spirv.Store"
+    OPNAME: ClassVar[str] = "OpStore"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_access", "MemoryAccess"),)
+    pointer = operand_def(PointerType)
+    value = operand_def()
+    memory_access = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _NO_RESULT_FORMAT
+
+    def __init__(self, pointer: SSAValue, value: SSAValue, memory_access: str | None = None):
+        super().__init__(operands=[pointer, value], properties=_props(memory_access=memory_access))
+
+
+@irdl_op_definition
+class AccessChainOp(SpirvInstruction):
+    """`spirv.AccessChain %base, %i, %j`: OpAccessChain (indices are i32 SSA values)."""
+
+    name = "spirv.AccessChain"
+    OPNAME: ClassVar[str] = "OpAccessChain"
+    base = operand_def(PointerType)
+    indices = var_operand_def()
+    result = result_def(PointerType)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, base: SSAValue, indices: Sequence[SSAValue], result_type: PointerType):
+        super().__init__(operands=[base, list(indices)], result_types=[result_type])
+
+
+def _props(**kw: str | None) -> dict[str, Attribute]:
+    return {k: StringAttr(v) for k, v in kw.items() if v is not None}
+
+
+# ---- cooperative matrices (SPV_KHR_cooperative_matrix, SPV_NV_cooperative_matrix) -------------
+
+
+@irdl_op_definition
+class KHRCooperativeMatrixLoadOp(SpirvInstruction):
+    """`spirv.KHR.CooperativeMatrixLoad %ptr, %layout[, %stride]`: OpCooperativeMatrixLoadKHR.
+
+    `layout` is an i32 constant holding a CooperativeMatrixLayout value; `memory_operand` is a
+    MemoryAccess enum property."""
+
+    name = "spirv.KHR.CooperativeMatrixLoad"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixLoadKHR"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_operand", "MemoryAccess"),)
+    pointer = operand_def(PointerType)
+    layout = operand_def()
+    stride = opt_operand_def()
+    result = result_def(CooperativeMatrixType)
+    memory_operand = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, pointer: SSAValue, layout: SSAValue, stride: SSAValue | None,
+                 result_type: CooperativeMatrixType, memory_operand: str | None = None):
+        super().__init__(operands=[pointer, layout, stride], result_types=[result_type],
+                         properties=_props(memory_operand=memory_operand))
+
+
+@irdl_op_definition
+class KHRCooperativeMatrixStoreOp(SpirvInstruction):
+    """`spirv.KHR.CooperativeMatrixStore %ptr, %obj, %layout[, %stride]`: OpCooperativeMatrixStoreKHR."""
+
+    name = "spirv.KHR.CooperativeMatrixStore"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixStoreKHR"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_operand", "MemoryAccess"),)
+    pointer = operand_def(PointerType)
+    object = operand_def(CooperativeMatrixType)
+    layout = operand_def()
+    stride = opt_operand_def()
+    memory_operand = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _NO_RESULT_FORMAT
+
+    def __init__(self, pointer: SSAValue, obj: SSAValue, layout: SSAValue, stride: SSAValue | None,
+                 memory_operand: str | None = None):
+        super().__init__(operands=[pointer, obj, layout, stride], properties=_props(memory_operand=memory_operand))
+
+
+@irdl_op_definition
+class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
+    """`spirv.KHR.CooperativeMatrixMulAdd %a, %b, %c`: OpCooperativeMatrixMulAddKHR; `matrix_operands`
+    is a CooperativeMatrixOperands bitmask property (e.g. "MatrixASignedComponentsKHR|...")."""
+
+    name = "spirv.KHR.CooperativeMatrixMulAdd"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixMulAddKHR"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("matrix_operands", "CooperativeMatrixOperands"),)
+    a = operand_def(CooperativeMatrixType)
+    b = operand_def(CooperativeMatrixType)
+    c = operand_def(CooperativeMatrixType)
+    result = result_def(CooperativeMatrixType)
+    matrix_operands = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, matrix_operands: str | None = None,
+                 result_type: Attribute | None = None):
+        super().__init__(operands=[a, b, c], result_types=[result_type or c.type],
+                         properties=_props(matrix_operands=matrix_operands))
+
+
+class _MatrixLength(SpirvInstruction):
+    matrix_type = prop_def(TypeAttribute)
+    result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, matrix_type: Attribute, result_type: Attribute = i32):
+        super().__init__(result_types=[result_type], properties={"matrix_type": matrix_type})
+
+    def spirv_operands(self) -> list[object]:
+        return [self.matrix_type]
+
+    @classmethod
+    def from_spirv(cls, result_types: list[Attribute], items: list[object]) -> SpirvInstruction:
+        if len(items) != 1 or not isinstance(items[0], TypeAttribute):
+            raise ValueError(f"{cls.OPNAME} expects one type <id>")
+        return cls.build(result_types=result_types, properties={"matrix_type": items[0]})
+
+
+@irdl_op_definition
+class KHRCooperativeMatrixLengthOp(_MatrixLength):
+    """`spirv.KHR.CooperativeMatrixLength {matrix_type = !spirv.coopmatrix<...>} : i32`."""
+
+    name = "spirv.KHR.CooperativeMatrixLength"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixLengthKHR"
+
+
+@irdl_op_definition
+class NVCooperativeMatrixLoadOp(SpirvInstruction):
+    """`spirv.NV.CooperativeMatrixLoad %ptr, %stride, %column_major`: OpCooperativeMatrixLoadNV
+    (`column_major` is an i1 constant)."""
+
+    name = "spirv.NV.CooperativeMatrixLoad"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixLoadNV"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_access", "MemoryAccess"),)
+    pointer = operand_def(PointerType)
+    stride = operand_def()
+    column_major = operand_def()
+    result = result_def(NVCooperativeMatrixType)
+    memory_access = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, pointer: SSAValue, stride: SSAValue, column_major: SSAValue,
+                 result_type: NVCooperativeMatrixType, memory_access: str | None = None):
+        super().__init__(operands=[pointer, stride, column_major], result_types=[result_type],
+                         properties=_props(memory_access=memory_access))
+
+
+@irdl_op_definition
+class NVCooperativeMatrixStoreOp(SpirvInstruction):
+    """`spirv.NV.CooperativeMatrixStore %ptr, %obj, %stride, %column_major`: OpCooperativeMatrixStoreNV."""
+
+    name = "spirv.NV.CooperativeMatrixStore"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixStoreNV"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_access", "MemoryAccess"),)
+    pointer = operand_def(PointerType)
+    object = operand_def(NVCooperativeMatrixType)
+    stride = operand_def()
+    column_major = operand_def()
+    memory_access = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _NO_RESULT_FORMAT
+
+    def __init__(self, pointer: SSAValue, obj: SSAValue, stride: SSAValue, column_major: SSAValue,
+                 memory_access: str | None = None):
+        super().__init__(operands=[pointer, obj, stride, column_major],
+                         properties=_props(memory_access=memory_access))
+
+
+@irdl_op_definition
+class NVCooperativeMatrixMulAddOp(SpirvInstruction):
+    """`spirv.NV.CooperativeMatrixMulAdd %a, %b, %c`: OpCooperativeMatrixMulAddNV."""
+
+    name = "spirv.NV.CooperativeMatrixMulAdd"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixMulAddNV"
+    a = operand_def(NVCooperativeMatrixType)
+    b = operand_def(NVCooperativeMatrixType)
+    c = operand_def(NVCooperativeMatrixType)
+    result = result_def(NVCooperativeMatrixType)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, result_type: Attribute | None = None):
+        super().__init__(operands=[a, b, c], result_types=[result_type or c.type])
+
+
+@irdl_op_definition
+class NVCooperativeMatrixLengthOp(_MatrixLength):
+    """`spirv.NV.CooperativeMatrixLength {matrix_type = !spirv.NV.coopmatrix<...>} : i32`."""
+
+    name = "spirv.NV.CooperativeMatrixLength"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixLengthNV"
+
+
+# ---- control flow -----------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BranchOp(SpirvInstruction):
+    """`spirv.Branch ^bb(%args : T)`: OpBranch; the arguments feed the target's OpPhis."""
+
+    name = "spirv.Branch"
+    OPNAME: ClassVar[str] = "OpBranch"
+    args = var_operand_def()
+    target = successor_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "$target (`(` $args^ `:` type($args) `)`)? attr-dict"
+
+    def __init__(self, target: Block, args: Sequence[SSAValue] = ()):
+        super().__init__(operands=[list(args)], successors=[target])
+
+    def spirv_operands(self) -> list[object]:
+        return [self.target]
+
+
+@irdl_op_definition
+class BranchConditionalOp(SpirvInstruction):
+    """`spirv.BranchConditional %c, ^t(%a : T), ^f`: OpBranchConditional (optional literal
+    `branch_weights`)."""
+
+    name = "spirv.BranchConditional"
+    OPNAME: ClassVar[str] = "OpBranchConditional"
+    condition = operand_def(IntegerType(1))
+    true_args = var_operand_def()
+    false_args = var_operand_def()
+    true_target = successor_def()
+    false_target = successor_def()
+    branch_weights = opt_prop_def(DenseArrayBase)
+    traits = traits_def(IsTerminator())
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = ("$condition `,` $true_target (`(` $true_args^ `:` type($true_args) `)`)? `,` "
+                       "$false_target (`(` $false_args^ `:` type($false_args) `)`)? attr-dict")
+
+    def __init__(self, condition: SSAValue, true_target: Block, false_target: Block,
+                 true_args: Sequence[SSAValue] = (), false_args: Sequence[SSAValue] = (),
+                 branch_weights: Sequence[int] | None = None):
+        props = {} if branch_weights is None else {"branch_weights": DenseArrayBase.from_list(i32, list(branch_weights))}
+        super().__init__(operands=[condition, list(true_args), list(false_args)],
+                         successors=[true_target, false_target], properties=props)
+
+    def spirv_operands(self) -> list[object]:
+        weights = [] if self.branch_weights is None else list(self.branch_weights.get_values())
+        return [self.condition, self.true_target, self.false_target, *weights]
+
+
+class _MergeOp(SpirvInstruction):
+    """Merge instructions name blocks but are not terminators: xDSL only allows successors on
+    a block's last op, so this op checks its own placement (just before the branch) instead."""
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        block = self.parent_block()
+        nxt = self.next_op
+        if block is None or nxt is None or nxt is not block.last_op or not isinstance(
+            nxt, (BranchOp, BranchConditionalOp)
+        ):
+            raise VerifyException(f"'{self.name}' must be immediately followed by the block's "
+                                  "spirv.Branch or spirv.BranchConditional")
+        for succ in self.successors:
+            if succ.parent is not block.parent:
+                raise VerifyException(f"'{self.name}' names a block of a different region")
+        self.verify_()
+
+
+@irdl_op_definition
+class LoopMergeOp(_MergeOp):
+    """`spirv.LoopMerge ^merge, ^continue {loop_control = "None"}`: OpLoopMerge."""
+
+    name = "spirv.LoopMerge"
+    OPNAME: ClassVar[str] = "OpLoopMerge"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("loop_control", "LoopControl"),)
+    merge_block = successor_def()
+    continue_block = successor_def()
+    loop_control = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$merge_block `,` $continue_block attr-dict"
+
+    def __init__(self, merge_block: Block, continue_block: Block, loop_control: str | None = None):
+        super().__init__(successors=[merge_block, continue_block], properties=_props(loop_control=loop_control))
+
+    def spirv_operands(self) -> list[object]:
+        ctl = self.loop_control.data if self.loop_control else "None"
+        return [self.merge_block, self.continue_block, ("enum", "LoopControl", ctl)]
+
+
+@irdl_op_definition
+class SelectionMergeOp(_MergeOp):
+    """`spirv.SelectionMerge ^merge`: OpSelectionMerge."""
+
+    name = "spirv.SelectionMerge"
+    OPNAME: ClassVar[str] = "OpSelectionMerge"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("selection_control", "SelectionControl"),)
+    merge_block = successor_def()
+    selection_control = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$merge_block attr-dict"
+
+    def __init__(self, merge_block: Block, selection_control: str | None = None):
+        super().__init__(successors=[merge_block], properties=_props(selection_control=selection_control))
+
+    def spirv_operands(self) -> list[object]:
+        ctl = self.selection_control.data if self.selection_control else "None"
+        return [self.merge_block, ("enum", "SelectionControl", ctl)]
+
+
+@irdl_op_definition
+class ReturnOp(SpirvInstruction):
+    """`spirv.Return`: OpReturn."""
+
+    name = "spirv.Return"
+    OPNAME: ClassVar[str] = "OpReturn"
+    traits = traits_def(IsTerminator())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class ReturnValueOp(SpirvInstruction):
+    """`spirv.ReturnValue %v : T`: OpReturnValue."""
+
+    name = "spirv.ReturnValue"
+    OPNAME: ClassVar[str] = "OpReturnValue"
+    value = operand_def()
+    traits = traits_def(IsTerminator())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value])
+
+
+# ---------------------------------------------------------------------------------------------
+# Module-level structure
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """`spirv.Constant 1.5 : f32`, `spirv.Constant true : i1`, `spirv.Constant 0.0 :
+    !spirv.coopmatrix<...>` (a splat OpConstantComposite). `value` is an IntegerAttr/FloatAttr of
+    the scalar (element) type. Lives at module level or in a function; the writer hoists it."""
+
+    name = "spirv.Constant"
+    value = prop_def(IntegerAttr | FloatAttr)
+    result = result_def()
+
+    def __init__(self, value: int | float | bool, result_type: Attribute):
+        super().__init__(properties={"value": _scalar_attr(value, scalar_type(result_type))},
+                         result_types=[result_type])
+
+    def verify_(self) -> None:
+        if self.value.type != scalar_type(self.result.type):
+            raise VerifyException(f"spirv.Constant value type {self.value.type} does not match "
+                                  f"{self.result.type}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
+        if parser.parse_optional_keyword("true"):
+            raw: int | float = 1
+        elif parser.parse_optional_keyword("false"):
+            raw = 0
+        else:
+            raw = parser.parse_number()
+        parser.parse_punctuation(":")
+        ty = parser.parse_type()
+        try:
+            op = cls(raw, ty)
+        except (VerifyException, ValueError, TypeError) as e:
+            parser.raise_error(str(e), pos, parser.pos)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+    def print(self, printer: Printer) -> None:
+        v = self.value
+        if isinstance(v, IntegerAttr) and v.type == IntegerType(1):
+            text = "true" if v.value.data else "false"
+        elif isinstance(v, FloatAttr):
+            text = repr(v.value.data)
+        else:
+            text = str(v.value.data)
+        printer.print_string(f" {text} : ")
+        printer.print_attribute(self.result.type)
+        printer.print_op_attributes(self.attributes)
+
+
+def scalar_type(t: Attribute) -> Attribute:
+    """Element type of a cooperative matrix or vector type; the type itself for a scalar."""
+    if isinstance(t, COOP_MATRIX_TYPES):
+        return t.element_type
+    from xdsl.dialects.builtin import VectorType
+
+    if isinstance(t, VectorType):
+        return t.element_type
+    return t
+
+
+def _scalar_attr(value: int | float | bool, t: Attribute) -> IntegerAttr | FloatAttr:
+    if isinstance(t, IntegerType):
+        if t.width.data == 1:
+            return IntegerAttr(int(bool(value)), t)
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"integer constant expected for {t}")
+        return IntegerAttr(int(value), t)
+    return FloatAttr(float(value), t)  # raises for a non-float type
+
+
+@irdl_op_definition
+class AddressOfOp(IRDLOperation):
+    """`%p = spirv.mlir.addressof @var : !spirv.ptr<...>`: a global variable as an SSA value (emits
+    no instruction)."""
+
+    name = "spirv.mlir.addressof"
+    variable = prop_def(SymbolRefAttr)
+    pointer = result_def(PointerType)
+    assembly_format = "$variable attr-dict `:` type($pointer)"
+
+    def __init__(self, variable: str | SymbolRefAttr, pointer_type: PointerType):
+        if isinstance(variable, str):
+            variable = SymbolRefAttr(variable)
+        super().__init__(properties={"variable": variable}, result_types=[pointer_type])
+
+
+@irdl_op_definition
+class GlobalVariableOp(IRDLOperation):
+    """`spirv.GlobalVariable @name bind(set, binding) built_in("WorkgroupId") : !spirv.ptr<T, SC>`:
+    a module-level OpVariable with DescriptorSet/Binding/BuiltIn decorations."""
+
+    name = "spirv.GlobalVariable"
+    sym_name = prop_def(StringAttr)
+    type = prop_def(PointerType)
+    descriptor_set = opt_prop_def(IntAttr)
+    binding = opt_prop_def(IntAttr)
+    built_in = opt_prop_def(StringAttr)
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(self, sym_name: str, type: PointerType, descriptor_set: int | None = None,
+                 binding: int | None = None, built_in: str | None = None):
+        props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name), "type": type}
+        if descriptor_set is not None:
+            props["descriptor_set"] = IntAttr(descriptor_set)
+        if binding is not None:
+            props["binding"] = IntAttr(binding)
+        if built_in is not None:
+            props["built_in"] = StringAttr(built_in)
+        super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        if self.built_in is not None:
+            _check_enumerant("BuiltIn", self.built_in.data)
+        if (self.descriptor_set is None) != (self.binding is None):
+            raise VerifyException("spirv.GlobalVariable needs both descriptor_set and binding, or neither")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GlobalVariableOp:
+        name = parser.parse_symbol_name().data
+        ds = bd = None
+        bi = None
+        if parser.parse_optional_keyword("bind"):
+            parser.parse_punctuation("(")
+            ds = parser.parse_integer(allow_negative=False)
+            parser.parse_punctuation(",")
+            bd = parser.parse_integer(allow_negative=False)
+            parser.parse_punctuation(")")
+        if parser.parse_optional_keyword("built_in"):
+            parser.parse_punctuation("(")
+            bi = parser.parse_str_literal()
+            parser.parse_punctuation(")")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        ty = parser.parse_type()
+        if not isinstance(ty, PointerType):
+            parser.raise_error("spirv.GlobalVariable type must be !spirv.ptr", pos, parser.pos)
+        op = cls(name, ty, ds, bd, bi)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        if self.descriptor_set is not None and self.binding is not None:
+            printer.print_string(f" bind({self.descriptor_set.data}, {self.binding.data})")
+        if self.built_in is not None:
+            printer.print_string(f' built_in("{self.built_in.data}")')
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.type)
+
+
+@irdl_op_definition
+class EntryPointOp(IRDLOperation):
+    """`spirv.EntryPoint "GLCompute" @main, @var1, @var2`: OpEntryPoint with its interface."""
+
+    name = "spirv.EntryPoint"
+    execution_model = prop_def(StringAttr)
+    fn = prop_def(SymbolRefAttr)
+    interface = prop_def(ArrayAttr[SymbolRefAttr])
+
+    def __init__(self, execution_model: str, fn: str, interface: Sequence[str]):
+        super().__init__(properties={"execution_model": StringAttr(execution_model), "fn": SymbolRefAttr(fn),
+                                     "interface": ArrayAttr(SymbolRefAttr(s) for s in interface)})
+
+    def verify_(self) -> None:
+        _check_enumerant("ExecutionModel", self.execution_model.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> EntryPointOp:
+        model = parser.parse_str_literal()
+        fn = parser.parse_symbol_name().data
+        iface = []
+        while parser.parse_optional_punctuation(","):
+            iface.append(parser.parse_symbol_name().data)
+        op = cls(model, fn, iface)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f' "{self.execution_model.data}" ')
+        printer.print_attribute(self.fn)
+        for s in self.interface:
+            printer.print_string(", ")
+            printer.print_attribute(s)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class ExecutionModeOp(IRDLOperation):
+    """`spirv.ExecutionMode @main "LocalSize", 32, 1, 1`: OpExecutionMode with literal operands."""
+
+    name = "spirv.ExecutionMode"
+    fn = prop_def(SymbolRefAttr)
+    execution_mode = prop_def(StringAttr)
+    values = prop_def(ArrayAttr[IntAttr])
+
+    def __init__(self, fn: str, execution_mode: str, values: Sequence[int]):
+        super().__init__(properties={"fn": SymbolRefAttr(fn), "execution_mode": StringAttr(execution_mode),
+                                     "values": ArrayAttr(IntAttr(v) for v in values)})
+
+    def verify_(self) -> None:
+        _check_enumerant("ExecutionMode", self.execution_mode.data)
+        params = ENUMS["ExecutionMode"][self.execution_mode.data][3]
+        if len(params) != len(self.values) or any(k != "LiteralInteger" for k, _ in params):
+            raise VerifyException(f"ExecutionMode {self.execution_mode.data} takes {len(params)} "
+                                  "literal operand(s)")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExecutionModeOp:
+        fn = parser.parse_symbol_name().data
+        mode = parser.parse_str_literal()
+        vals = []
+        while parser.parse_optional_punctuation(","):
+            vals.append(parser.parse_integer(allow_negative=False))
+        op = cls(fn, mode, vals)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.fn)
+        printer.print_string(f' "{self.execution_mode.data}"')
+        for v in self.values:
+            printer.print_string(f", {v.data}")
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """`spirv.func @main() -> () { ... }`: OpFunction; entry block arguments are
+    OpFunctionParameters, other block arguments OpPhis. `function_control` is a FunctionControl
+    enum string (default "None")."""
+
+    name = "spirv.func"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    function_control = opt_prop_def(StringAttr)
+    body = region_def()
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(self, sym_name: str, function_type: FunctionType, body: Region | None = None,
+                 function_control: str | None = None):
+        if body is None:
+            body = Region(Block(arg_types=function_type.inputs))
+        super().__init__(properties={"sym_name": StringAttr(sym_name), "function_type": function_type,
+                                     **_props(function_control=function_control)},
+                         regions=[body])
+
+    def verify_(self) -> None:
+        if len(self.function_type.outputs) > 1:
+            raise VerifyException("spirv.func returns at most one value")
+        if not self.body.blocks:
+            raise VerifyException("spirv.func needs a body")
+        if tuple(a.type for a in self.body.blocks[0].args) != tuple(self.function_type.inputs):
+            raise VerifyException("spirv.func entry block arguments must match the function type")
+        if self.function_control is not None:
+            parse_enum_operand("FunctionControl", self.function_control.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        name, inputs, outputs, region, extra, _, _ = parse_func_op_like(
+            parser, reserved_attr_names=("sym_name", "function_type"))
+        op = cls(name, FunctionType.from_lists(inputs, outputs), region)
+        if extra is not None:
+            for k, v in extra.data.items():
+                if k == "function_control":
+                    op.properties[k] = v
+                else:
+                    op.attributes[k] = v
+        return op
+
+    def print(self, printer: Printer) -> None:
+        attrs = dict(self.attributes)
+        if self.function_control is not None:
+            attrs["function_control"] = self.function_control
+        print_func_op_like(printer, self.sym_name, self.function_type, self.body, attrs,
+                           reserved_attr_names=("sym_name", "function_type"))
+
+
+@irdl_op_definition
+class ModuleOp(IRDLOperation):
+    """`spirv.module Logical Vulkan requires ["Shader"] extensions [] version "1.6" { ... }`.
+
+    Capabilities/extensions are grammar names; `version` (major.minor, default "1.6") sets the
+    header. `coopdialect.spirv.requirements.derive_requirements` fills the two lists."""
+
+    name = "spirv.module"
+    addressing_model = prop_def(StringAttr)
+    memory_model = prop_def(StringAttr)
+    capabilities = prop_def(ArrayAttr[StringAttr])
+    extensions = prop_def(ArrayAttr[StringAttr])
+    version = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), SymbolTable(), IsolatedFromAbove())
+
+    def __init__(self, ops: Sequence[Operation] = (), addressing_model: str = "Logical",
+                 memory_model: str = "Vulkan", capabilities: Sequence[str] = (),
+                 extensions: Sequence[str] = (), version: str | None = None):
+        props: dict[str, Attribute] = {
+            "addressing_model": StringAttr(addressing_model), "memory_model": StringAttr(memory_model),
+            "capabilities": ArrayAttr(StringAttr(c) for c in capabilities),
+            "extensions": ArrayAttr(StringAttr(e) for e in extensions)}
+        if version is not None:
+            props["version"] = StringAttr(version)
+        super().__init__(properties=props, regions=[Region(Block(list(ops)))])
+
+    def verify_(self) -> None:
+        _check_enumerant("AddressingModel", self.addressing_model.data)
+        _check_enumerant("MemoryModel", self.memory_model.data)
+        for c in self.capabilities:
+            _check_enumerant("Capability", c.data)
+        if self.version is not None:
+            parse_version(self.version.data)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ModuleOp:
+        am = parser.parse_identifier()
+        mm = parser.parse_identifier()
+        parser.parse_keyword("requires")
+        caps = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+        parser.parse_keyword("extensions")
+        exts = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
+        version = None
+        if parser.parse_optional_keyword("version"):
+            version = parser.parse_str_literal()
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region()
+        op = cls((), am, mm, caps, exts, version)
+        op.body.detach_block(0)
+        region.move_blocks(op.body)
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.addressing_model.data} {self.memory_model.data} requires [")
+        printer.print_string(", ".join(f'"{c.data}"' for c in self.capabilities))
+        printer.print_string("] extensions [")
+        printer.print_string(", ".join(f'"{e.data}"' for e in self.extensions))
+        printer.print_string("]")
+        if self.version is not None:
+            printer.print_string(f' version "{self.version.data}"')
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @property
+    def ops(self):
+        return self.body.block.ops
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """"1.6" -> (1, 6); raises VerifyException for anything but SPIR-V 1.0 .. 1.6."""
+    try:
+        major, minor = (int(p) for p in text.split("."))
+    except ValueError:
+        raise VerifyException(f"bad SPIR-V version '{text}'") from None
+    if major != 1 or not 0 <= minor <= 6:
+        raise VerifyException(f"unsupported SPIR-V version '{text}'")
+    return major, minor
+
+
+INSTRUCTION_OPS: list[type[SpirvInstruction]] = [
+    IAddOp, ISubOp, IMulOp, SDivOp, UDivOp, SRemOp, SModOp, UModOp, FAddOp, FSubOp, FMulOp, FDivOp,
+    BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftLogicalOp, ShiftRightLogicalOp,
+    ShiftRightArithmeticOp, LogicalAndOp, LogicalOrOp, MatrixTimesScalarOp, *COMPARE_OPS, SNegateOp,
+    FNegateOp, NotOp, LogicalNotOp, ConvertFToUOp, ConvertFToSOp, ConvertSToFOp, ConvertUToFOp,
+    UConvertOp, SConvertOp, FConvertOp, BitcastOp, SelectOp, CompositeConstructOp, CompositeExtractOp,
+    CompositeInsertOp, UndefOp, LoadOp, StoreOp, AccessChainOp, KHRCooperativeMatrixLoadOp,
+    KHRCooperativeMatrixStoreOp, KHRCooperativeMatrixMulAddOp, KHRCooperativeMatrixLengthOp,
+    NVCooperativeMatrixLoadOp, NVCooperativeMatrixStoreOp, NVCooperativeMatrixMulAddOp,
+    NVCooperativeMatrixLengthOp, BranchOp, BranchConditionalOp, LoopMergeOp, SelectionMergeOp,
+    ReturnOp, ReturnValueOp,
+]
+"""Every instruction op; `OP_BY_OPNAME` maps SPIR-V opnames to them (used by the reader)."""
+
+OP_BY_OPNAME: dict[str, type[SpirvInstruction]] = {c.OPNAME: c for c in INSTRUCTION_OPS}
+assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing instruction"
+
+SPIRV = Dialect(
+    "spirv",
+    [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, FuncOp, ConstantOp, AddressOfOp,
+     *INSTRUCTION_OPS],
+    [VoidType, PointerType, RuntimeArrayType, ArrayType, StructType, CooperativeMatrixType,
+     NVCooperativeMatrixType],
+)

@@ -1,0 +1,581 @@
+"""SPIR-V binary reader: bytes -> `spirv.module` (the inverse of `writer.serialize`).
+
+Ids become SSA values or symbols, OpType* become type attributes (with their ArrayStride, Block
+and Offset decorations folded in), DescriptorSet/Binding/BuiltIn fold into
+`spirv.GlobalVariable`, OpPhi become block arguments, and uses of global variables inside a
+function become `spirv.mlir.addressof` ops at the start of its entry block. Instruction operands
+are decoded with the grammar tables (SPIR-V spec 2.3, 2.4).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from coopdialect.dialects import spirv
+from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
+from coopdialect.spirv.errors import SpirvReadError
+from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
+
+_IGNORED = {"OpSource", "OpSourceExtension", "OpSourceContinued", "OpString", "OpModuleProcessed",
+            "OpMemberName", "OpLine", "OpNoLine", "OpExtInstImport"}
+_FLOATS = {16: Float16Type, 32: Float32Type, 64: Float64Type}
+_TYPE_DECORATIONS = {"ArrayStride", "Block", "Offset"}
+_VAR_DECORATIONS = {"DescriptorSet", "Binding", "BuiltIn"}
+
+
+class _Inst:
+    __slots__ = ("offset", "opname", "words")
+
+    def __init__(self, offset: int, opname: str, words: list[int]):
+        self.offset = offset
+        self.opname = opname
+        self.words = words
+
+
+class _Reader:
+    def __init__(self, words: list[int]):
+        self.words = words
+        self.types: dict[int, Attribute] = {}
+        self.values: dict[int, SSAValue] = {}
+        self.const_ints: dict[int, int] = {}
+        self.names: dict[int, str] = {}
+        self.decorations: dict[int, list[tuple[str, list[int]]]] = {}
+        self.member_offsets: dict[int, dict[int, int]] = {}
+        self.globals: dict[int, str] = {}
+        self.functions: dict[int, str] = {}
+        self.symbols: set[str] = set()
+        self.offset = 0
+
+    def err(self, msg: str, offset: int | None = None) -> SpirvReadError:
+        return SpirvReadError(f"word {self.offset if offset is None else offset}: {msg}")
+
+    # -- instruction stream ----------------------------------------------------------------------
+    def split(self) -> list[_Inst]:
+        out = []
+        pos = 5
+        n = len(self.words)
+        while pos < n:
+            first = self.words[pos]
+            count, opcode = first >> 16, first & 0xFFFF
+            if count == 0:
+                raise self.err("instruction word count is 0", pos)
+            if pos + count > n:
+                raise self.err(f"instruction of {count} words runs past the end ({n} words)", pos)
+            name = OPCODE_NAMES.get(opcode)
+            if name is None:
+                raise self.err(f"unknown opcode {opcode}", pos)
+            out.append(_Inst(pos, name, self.words[pos + 1 : pos + count]))
+            pos += count
+        return out
+
+    def sym_name(self, id_: int, fallback: str) -> str:
+        base = self.names.get(id_, fallback)
+        name, k = base, 1
+        while name in self.symbols:
+            name = f"{base}_{k}"
+            k += 1
+        self.symbols.add(name)
+        return name
+
+    def type(self, id_: int) -> Attribute:
+        t = self.types.get(id_)
+        if t is None:
+            raise self.err(f"id {id_} is not a type")
+        return t
+
+    def const_int(self, id_: int) -> int:
+        if id_ not in self.const_ints:
+            raise self.err(f"id {id_} is not an integer constant")
+        return self.const_ints[id_]
+
+    def enum_name(self, kind: str, value: int) -> str:
+        name = enumerant_name(kind, value)
+        if name is None:
+            raise self.err(f"unknown {kind} value {value}")
+        return name
+
+    # -- module ------------------------------------------------------------------------------------
+    def read(self) -> spirv.ModuleOp:
+        w = self.words
+        if len(w) < 5:
+            raise SpirvReadError(f"word {len(w)}: truncated header ({len(w)} words, need 5)")
+        if w[0] != MAGIC_NUMBER:
+            raise SpirvReadError(f"word 0: bad magic number 0x{w[0]:08x}")
+        major, minor = (w[1] >> 16) & 0xFF, (w[1] >> 8) & 0xFF
+        if major != 1 or minor > 6 or w[1] & 0xFF0000FF:
+            raise SpirvReadError(f"word 1: unsupported SPIR-V version word 0x{w[1]:08x}")
+        insts = self.split()
+        caps: list[str] = []
+        exts: list[str] = []
+        memory = ("Logical", "Vulkan")
+        module_ops: list[Operation] = []
+        entry_ops: list[tuple[_Inst, list]] = []
+        mode_ops: list[_Inst] = []
+        i = 0
+        while i < len(insts):
+            inst = insts[i]
+            self.offset = inst.offset
+            op, ws = inst.opname, inst.words
+            try:
+                if op in _IGNORED:
+                    pass
+                elif op == "OpCapability":
+                    caps.append(self.enum_name("Capability", self.one(ws)))
+                elif op == "OpExtension":
+                    exts.append(self.string(ws))
+                elif op == "OpMemoryModel":
+                    self.count(ws, 2)
+                    memory = (self.enum_name("AddressingModel", ws[0]), self.enum_name("MemoryModel", ws[1]))
+                elif op == "OpEntryPoint":
+                    entry_ops.append((inst, []))
+                elif op == "OpExecutionMode":
+                    mode_ops.append(inst)
+                elif op == "OpName":
+                    if not ws:
+                        raise ValueError("missing target")
+                    self.names[ws[0]] = self.string(ws[1:])
+                elif op == "OpDecorate":
+                    self.decorate(ws)
+                elif op == "OpMemberDecorate":
+                    self.member_decorate(ws)
+                elif op.startswith("OpType"):
+                    self.read_type(op, ws)
+                elif op in ("OpConstant", "OpConstantTrue", "OpConstantFalse", "OpConstantComposite"):
+                    module_ops.append(self.constant(op, ws))
+                elif op == "OpVariable":
+                    module_ops.append(self.global_variable(ws))
+                elif op == "OpUndef":
+                    self.count(ws, 2)
+                    u = spirv.UndefOp(self.type(ws[0]))
+                    self.values[ws[1]] = u.result
+                    module_ops.append(u)
+                elif op == "OpFunction":
+                    end = next((j for j in range(i, len(insts)) if insts[j].opname == "OpFunctionEnd"), None)
+                    if end is None:
+                        raise ValueError("OpFunction without OpFunctionEnd")
+                    self.declare_function(inst)
+                    module_ops.append(("function", insts[i:end]))  # type: ignore[arg-type]
+                    i = end
+                else:
+                    raise ValueError(f"{op} is not supported at module level")
+            except SpirvReadError:
+                raise
+            except (ValueError, KeyError, IndexError, struct.error) as e:
+                raise self.err(f"{op}: {e}") from None
+            i += 1
+        body: list[Operation] = []
+        functions = []
+        for item in module_ops:
+            if isinstance(item, tuple):
+                functions.append(item[1])
+            else:
+                body.append(item)
+        for inst, _ in entry_ops:
+            self.offset = inst.offset
+            body.append(self.entry_point(inst.words))
+        for inst in mode_ops:
+            self.offset = inst.offset
+            body.append(self.execution_mode(inst.words))
+        for finsts in functions:
+            body.append(self.function(finsts))
+        version = f"{major}.{minor}"
+        return spirv.ModuleOp(body, memory[0], memory[1], caps, exts, version)
+
+    @staticmethod
+    def count(ws: list[int], n: int) -> None:
+        if len(ws) != n:
+            raise ValueError(f"expected {n} operand word(s), got {len(ws)}")
+
+    def one(self, ws: list[int]) -> int:
+        self.count(ws, 1)
+        return ws[0]
+
+    @staticmethod
+    def string(ws: list[int]) -> str:
+        s, n = decode_string(ws, 0)
+        if n != len(ws):
+            raise ValueError("extra words after string")
+        return s
+
+    def decorate(self, ws: list[int]) -> None:
+        if len(ws) < 2:
+            raise ValueError("missing operands")
+        name = self.enum_name("Decoration", ws[1])
+        if name not in _TYPE_DECORATIONS | _VAR_DECORATIONS:
+            raise ValueError(f"decoration {name} is not supported")
+        params = ws[2:]
+        expected = 1 if name != "Block" else 0
+        if len(params) != expected:
+            raise ValueError(f"decoration {name} expects {expected} operand(s)")
+        self.decorations.setdefault(ws[0], []).append((name, params))
+
+    def member_decorate(self, ws: list[int]) -> None:
+        if len(ws) < 3:
+            raise ValueError("missing operands")
+        name = self.enum_name("Decoration", ws[2])
+        if name != "Offset" or len(ws) != 4:
+            raise ValueError(f"member decoration {name} is not supported")
+        self.member_offsets.setdefault(ws[0], {})[ws[1]] = ws[3]
+
+    def deco(self, id_: int, name: str) -> list[int] | None:
+        for n, params in self.decorations.get(id_, ()):
+            if n == name:
+                return params
+        return None
+
+    def read_type(self, op: str, ws: list[int]) -> None:
+        if not ws:
+            raise ValueError("missing result id")
+        rid, a = ws[0], ws[1:]
+        if rid in self.types or rid in self.values:
+            raise ValueError(f"id {rid} defined twice")
+        t: Attribute
+        if op == "OpTypeVoid":
+            self.count(a, 0)
+            t = spirv.VoidType()
+        elif op == "OpTypeBool":
+            self.count(a, 0)
+            t = IntegerType(1)
+        elif op == "OpTypeInt":
+            self.count(a, 2)
+            t = IntegerType(a[0], Signedness.SIGNED if a[1] else Signedness.SIGNLESS)
+        elif op == "OpTypeFloat":
+            if len(a) != 1:
+                raise ValueError("floating-point encodings are not supported")
+            if a[0] not in _FLOATS:
+                raise ValueError(f"float width {a[0]} is not supported")
+            t = _FLOATS[a[0]]()
+        elif op == "OpTypeVector":
+            self.count(a, 2)
+            t = VectorType(self.type(a[0]), [a[1]])
+        elif op == "OpTypePointer":
+            self.count(a, 2)
+            t = spirv.PointerType(self.type(a[1]), self.enum_name("StorageClass", a[0]))
+        elif op == "OpTypeRuntimeArray":
+            self.count(a, 1)
+            stride = self.deco(rid, "ArrayStride")
+            t = spirv.RuntimeArrayType(self.type(a[0]), stride[0] if stride else 0)
+        elif op == "OpTypeArray":
+            self.count(a, 2)
+            stride = self.deco(rid, "ArrayStride")
+            t = spirv.ArrayType(self.const_int(a[1]), self.type(a[0]), stride[0] if stride else 0)
+        elif op == "OpTypeStruct":
+            offs = self.member_offsets.get(rid, {})
+            t = spirv.StructType([self.type(m) for m in a], [offs.get(k, -1) for k in range(len(a))],
+                                 self.deco(rid, "Block") is not None)
+        elif op == "OpTypeCooperativeMatrixKHR":
+            self.count(a, 5)
+            t = spirv.CooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
+                                            self.enum_name("Scope", self.const_int(a[1])),
+                                            self.enum_name("CooperativeMatrixUse", self.const_int(a[4])))
+        elif op == "OpTypeCooperativeMatrixNV":
+            self.count(a, 4)
+            t = spirv.NVCooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
+                                              self.enum_name("Scope", self.const_int(a[1])))
+        elif op == "OpTypeFunction":
+            if not a:
+                raise ValueError("missing return type")
+            ret = self.type(a[0])
+            t = FunctionType.from_lists([self.type(p) for p in a[1:]], [] if isinstance(ret, spirv.VoidType) else [ret])
+        else:
+            raise ValueError(f"{op} is not supported")
+        self.types[rid] = t
+
+    def constant(self, op: str, ws: list[int]) -> spirv.ConstantOp:
+        if len(ws) < 2:
+            raise ValueError("missing result type/id")
+        t, rid, a = self.type(ws[0]), ws[1], ws[2:]
+        if op in ("OpConstantTrue", "OpConstantFalse"):
+            self.count(a, 0)
+            c = spirv.ConstantOp(op == "OpConstantTrue", t)
+        elif op == "OpConstant":
+            if isinstance(t, IntegerType):
+                width = t.width.data
+                self.count(a, 1 if width <= 32 else 2)
+                raw = a[0] | (a[1] << 32 if width > 32 else 0)
+                if t.signedness.data == Signedness.SIGNED and raw >> (width - 1):
+                    raw -= 1 << width  # signed types hold their negative values as such
+                c = spirv.ConstantOp(raw, t)
+                self.const_ints[rid] = raw
+            elif isinstance(t, Float16Type | Float32Type | Float64Type):
+                width = t.bitwidth
+                self.count(a, 1 if width <= 32 else 2)
+                raw = a[0] | (a[1] << 32 if width > 32 else 0)
+                fmt = {16: "<e", 32: "<f", 64: "<d"}[width]
+                value = struct.unpack(fmt, raw.to_bytes(width // 8, "little"))[0]
+                c = spirv.ConstantOp(value, t)
+            else:
+                raise ValueError(f"constant of type {t} is not supported")
+        else:
+            parts = [self.values.get(x) for x in a]
+            if not parts or any(p is None or not isinstance(p.owner, spirv.ConstantOp) for p in parts):
+                raise ValueError("composite constant constituents must be scalar constants")
+            if len({id(p) for p in parts}) != 1:
+                raise ValueError("only splat composite constants are supported")
+            scalar = parts[0].owner
+            expected = 1 if isinstance(t, spirv.COOP_MATRIX_TYPES) else (
+                t.get_shape()[0] if isinstance(t, VectorType) else -1)
+            if len(parts) != expected or scalar.result.type != spirv.scalar_type(t):
+                raise ValueError(f"composite constant does not fit {t}")
+            c = spirv.ConstantOp(scalar.value.value.data, t)
+        if rid in self.values or rid in self.types:
+            raise ValueError(f"id {rid} defined twice")
+        self.values[rid] = c.result
+        return c
+
+    def global_variable(self, ws: list[int]) -> spirv.GlobalVariableOp:
+        if len(ws) != 3:
+            raise ValueError("initializers are not supported" if len(ws) > 3 else "missing operands")
+        t, rid = self.type(ws[0]), ws[1]
+        if not isinstance(t, spirv.PointerType):
+            raise ValueError("variable type is not a pointer")
+        if self.enum_name("StorageClass", ws[2]) != t.storage_class.data:
+            raise ValueError("storage class differs from the pointer type's")
+        name = self.sym_name(rid, f"var{rid}")
+        ds, bd, bi = self.deco(rid, "DescriptorSet"), self.deco(rid, "Binding"), self.deco(rid, "BuiltIn")
+        built_in = self.enum_name("BuiltIn", bi[0]) if bi else None
+        self.globals[rid] = name
+        return spirv.GlobalVariableOp(name, t, ds[0] if ds else None, bd[0] if bd else None, built_in)
+
+    def declare_function(self, inst: _Inst) -> None:
+        ws = inst.words
+        self.count(ws, 4)
+        self.functions[ws[1]] = self.sym_name(ws[1], f"fn{ws[1]}")
+
+    def entry_point(self, ws: list[int]) -> spirv.EntryPointOp:
+        try:
+            model = self.enum_name("ExecutionModel", ws[0])
+            fn = self.functions[ws[1]]
+            _, n = decode_string(ws, 2)
+            iface = [self.globals[x] for x in ws[2 + n :]]
+        except (KeyError, IndexError, ValueError) as e:
+            raise self.err(f"OpEntryPoint: bad operand {e}") from None
+        return spirv.EntryPointOp(model, fn, iface)
+
+    def execution_mode(self, ws: list[int]) -> spirv.ExecutionModeOp:
+        try:
+            fn = self.functions[ws[0]]
+            text, n = decode_enum("ExecutionMode", ws, 1)
+            if 1 + n != len(ws):
+                raise ValueError("extra operand words")
+        except (KeyError, IndexError, ValueError) as e:
+            raise self.err(f"OpExecutionMode: bad operand {e}") from None
+        name, _, rest = text.partition("(")
+        values = [int(v) for v in rest.rstrip(")").split(",") if v.strip()]
+        return spirv.ExecutionModeOp(fn, name, values)
+
+    # -- functions ---------------------------------------------------------------------------------
+    def function(self, insts: list[_Inst]) -> spirv.FuncOp:
+        head = insts[0]
+        self.offset = head.offset
+        ret_t, fid, control_w, ftid = head.words
+        ftype = self.type(ftid)
+        if not isinstance(ftype, FunctionType):
+            raise self.err("OpFunction type is not a function type")
+        control, _ = decode_enum("FunctionControl", [control_w], 0)
+        params: list[_Inst] = []
+        k = 1
+        while k < len(insts) and insts[k].opname == "OpFunctionParameter":
+            params.append(insts[k])
+            k += 1
+        if len(params) != len(ftype.inputs):
+            raise self.err("parameter count does not match the function type")
+        # group into blocks
+        blocks: list[tuple[_Inst, list[_Inst]]] = []
+        for inst in insts[k:]:
+            if inst.opname == "OpLabel":
+                blocks.append((inst, []))
+            elif not blocks:
+                self.offset = inst.offset
+                raise self.err(f"{inst.opname} outside a block")
+            else:
+                blocks[-1][1].append(inst)
+        if not blocks:
+            raise self.err("function without a body")
+        block_of: dict[int, Block] = {}
+        phis: dict[int, list[tuple[int, list[int]]]] = {}
+        xblocks = []
+        for bi, (label, body) in enumerate(blocks):
+            self.offset = label.offset
+            lid = self.one(label.words) if len(label.words) == 1 else None
+            if lid is None:
+                raise self.err("OpLabel needs one operand")
+            if bi == 0:
+                block = Block(arg_types=list(ftype.inputs))
+                for p, arg in zip(params, block.args):
+                    self.offset = p.offset
+                    self.count(p.words, 2)
+                    self.values[p.words[1]] = arg
+                    self.hint(arg, p.words[1])
+            else:
+                block = Block()
+                for inst in body:
+                    if inst.opname != "OpPhi":
+                        break
+                    self.offset = inst.offset
+                    ws = inst.words
+                    if len(ws) < 4 or len(ws) % 2:
+                        raise self.err("OpPhi: wrong operand count")
+                    arg = block.insert_arg(self.type(ws[0]), len(block.args))
+                    self.values[ws[1]] = arg
+                    self.hint(arg, ws[1])
+                    phis.setdefault(lid, []).append((ws[1], ws[2:]))
+            block_of[lid] = block
+            xblocks.append(block)
+        region = Region(xblocks)
+        fn = spirv.FuncOp(self.functions[fid], ftype, region,
+                          None if control == "None" else control)
+        if self.type(ret_t) != (ftype.outputs.data[0] if ftype.outputs.data else spirv.VoidType()):
+            raise self.err("OpFunction result type does not match the function type")
+        addr: dict[int, SSAValue] = {}
+        entry = xblocks[0]
+
+        def value(id_: int) -> SSAValue:
+            if id_ in self.values:
+                return self.values[id_]
+            if id_ in self.globals:
+                if id_ not in addr:
+                    var = self.globals[id_]
+                    vt = next(op.type for op in self._global_ops if op.sym_name.data == var)
+                    a = spirv.AddressOfOp(var, vt)
+                    if len(addr) == 0:
+                        entry.insert_op_before(a, entry.first_op) if entry.first_op else entry.add_op(a)
+                    else:
+                        list(addr.values())[-1].owner.parent_block().insert_op_after(a, list(addr.values())[-1].owner)
+                    addr[id_] = a.pointer
+                return addr[id_]
+            raise self.err(f"undefined id {id_}")
+
+        def operand(kind: str, v: object) -> object:
+            if kind == "id":
+                assert isinstance(v, int)
+                if v in block_of:
+                    return block_of[v]
+                if v in self.types:
+                    return self.types[v]
+                return value(v)
+            if kind == "enum":
+                k, text = v  # type: ignore[misc]
+                return ("enum", k, text)
+            if kind == "lit":
+                return v
+            raise self.err(f"unsupported operand {kind}")
+
+        def branch_args(src: int, target: int) -> list[SSAValue]:
+            out = []
+            for _, pairs in phis.get(target, ()):
+                vals = [pairs[j] for j in range(0, len(pairs), 2) if pairs[j + 1] == src]
+                if len(vals) != 1:
+                    raise self.err(f"OpPhi in block {target} has no single entry for predecessor {src}")
+                out.append(value(vals[0]))
+            return out
+
+        for (label, body), block in zip(blocks, xblocks):
+            lid = label.words[0]
+            for inst in body:
+                self.offset = inst.offset
+                op = inst.opname
+                if op == "OpPhi":
+                    continue
+                try:
+                    new = self.body_op(op, inst.words, lid, operand, branch_args, block_of)
+                except SpirvReadError:
+                    raise
+                except (ValueError, KeyError, IndexError, TypeError) as e:
+                    raise self.err(f"{op}: {e}") from None
+                block.add_op(new)
+        return fn
+
+    _global_ops: list[spirv.GlobalVariableOp]
+
+    def body_op(self, op: str, ws: list[int], lid: int, operand, branch_args, block_of) -> Operation:
+        def blk(i: int) -> Block:
+            if i not in block_of:
+                raise ValueError(f"id {i} is not a block of this function")
+            return block_of[i]
+
+        if op == "OpBranch":
+            self.count(ws, 1)
+            return spirv.BranchOp(blk(ws[0]), branch_args(lid, ws[0]))
+        if op == "OpBranchConditional":
+            if len(ws) not in (3, 5):
+                raise ValueError("expected 3 or 5 operand words")
+            return spirv.BranchConditionalOp(operand("id", ws[0]), blk(ws[1]), blk(ws[2]),
+                                             branch_args(lid, ws[1]), branch_args(lid, ws[2]),
+                                             ws[3:] if len(ws) == 5 else None)
+        if op == "OpLoopMerge":
+            items = decode_operands(op, ws)
+            ctl = items[2][1][1]  # type: ignore[index]
+            return spirv.LoopMergeOp(blk(ws[0]), blk(ws[1]), None if ctl == "None" else ctl)
+        if op == "OpSelectionMerge":
+            items = decode_operands(op, ws)
+            ctl = items[1][1][1]  # type: ignore[index]
+            return spirv.SelectionMergeOp(blk(ws[0]), None if ctl == "None" else ctl)
+        cls = spirv.OP_BY_OPNAME.get(op)
+        if cls is None:
+            raise ValueError("instruction is not supported in a function")
+        has_type, has_id = has_result(op)
+        n = int(has_type) + int(has_id)
+        if len(ws) < n:
+            raise ValueError("missing result type/id")
+        result_types = [self.type(ws[0])] if has_type else []
+        items = [operand(k, v) for k, v in decode_operands(op, ws[n:])]
+        new = cls.from_spirv(result_types, items)
+        if has_id:
+            rid = ws[n - 1]
+            if rid in self.values or rid in self.types:
+                raise ValueError(f"id {rid} defined twice")
+            self.values[rid] = new.results[0]
+            self.hint(new.results[0], rid)
+        return new
+
+    def hint(self, v: SSAValue, id_: int) -> None:
+        name = self.names.get(id_)
+        if name:
+            try:
+                v.name_hint = name
+            except ValueError:
+                pass  # not a valid SSA name: the hint is only cosmetic
+
+
+def deserialize(data: bytes, ctx=None) -> spirv.ModuleOp:
+    """Decode a SPIR-V binary into a `spirv.module`.
+
+    `data` is little-endian 32-bit words (bytes). `ctx` is accepted for API symmetry (the ops are
+    built directly). Raises SpirvReadError, one line naming the word offset, for a truncated or
+    corrupt binary (bad magic, word count 0 or past the end, unknown opcode, undefined id, wrong
+    operand count) and for constructs this reader does not support."""
+    if len(data) % 4:
+        raise SpirvReadError(f"word {len(data) // 4}: binary length {len(data)} bytes is not a multiple of 4")
+    words = list(struct.unpack(f"<{len(data) // 4}I", data))
+    reader = _Reader(words)
+    reader._global_ops = []
+    orig = reader.global_variable
+
+    def track(ws: list[int]) -> spirv.GlobalVariableOp:
+        g = orig(ws)
+        reader._global_ops.append(g)
+        return g
+
+    reader.global_variable = track  # type: ignore[method-assign]
+    module = reader.read()
+    try:
+        module.verify()
+    except Exception as e:  # the binary decoded but is not valid IR
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise SpirvReadError(f"word {len(words)}: decoded module does not verify: {first}") from None
+    return module

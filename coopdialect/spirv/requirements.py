@@ -1,0 +1,229 @@
+"""Capabilities and extensions a `spirv.module` needs (SPIR-V spec 2.4 "Logical Layout", 3.31
+"Capability"), derived from the instructions, types and enumerants present.
+
+Every lookup goes through `grammar_tables`: an instruction or enumerant lists the capabilities
+that enable it (any one suffices) and the extensions that provide it when the module's SPIR-V
+version is older than the version in which it became core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FunctionType,
+    IntegerType,
+    StringAttr,
+    VectorType,
+)
+from xdsl.ir import Attribute, Operation
+
+from coopdialect.dialects import spirv
+from coopdialect.spirv.grammar_tables import CAPABILITY_EXTENSIONS, CAPABILITY_IMPLIES, ENUMS, INSTRUCTIONS
+
+DEFAULT_VERSION = (1, 6)
+# alternatives that a Vulkan compute module never wants when another one is listed
+_AVOID = ("Kernel", "Addresses", "Linkage")
+_STORAGE_16 = {"StorageBuffer": "StorageBuffer16BitAccess", "PhysicalStorageBuffer": "StorageBuffer16BitAccess"}
+_STORAGE_8 = {"StorageBuffer": "StorageBuffer8BitAccess", "PhysicalStorageBuffer": "StorageBuffer8BitAccess"}
+_INT_CAPS = {8: "Int8", 16: "Int16", 64: "Int64"}
+_FLOAT_CAPS = {16: "Float16", 64: "Float64"}
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One use of something the grammar gates: `kind` is "Instruction", "Capability" or an
+    operand kind (StorageClass, BuiltIn, ...); `where` names the op using it (for messages)."""
+
+    kind: str
+    name: str
+    where: str
+
+
+@dataclass
+class Requirements:
+    """Result of `derive_requirements`: minimal capability list (implied ones removed, sorted by
+    value), extension list (sorted), and the memory model to use."""
+
+    capabilities: list[str]
+    extensions: list[str]
+    memory_model: str
+    needs: dict[str, str]
+    """capability -> op that needs it (all needed capabilities, before minimisation)."""
+
+
+def version_of(module: spirv.ModuleOp) -> tuple[int, int]:
+    """The module's SPIR-V version as (major, minor); default 1.6."""
+    return spirv.parse_version(module.version.data) if module.version is not None else DEFAULT_VERSION
+
+
+def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[Feature]:
+    if isinstance(t, IntegerType):
+        w = t.width.data
+        if w != 1 and w in _INT_CAPS:
+            yield Feature("Capability", _INT_CAPS[w], where)
+        if sc and w == 16 and sc in _STORAGE_16:
+            yield Feature("Capability", _STORAGE_16[sc], where)
+        if sc and w == 8 and sc in _STORAGE_8:
+            yield Feature("Capability", _STORAGE_8[sc], where)
+    elif isinstance(t, VectorType):
+        yield from _type_features(t.element_type, where, sc)
+    elif isinstance(t, FunctionType):
+        for x in (*t.inputs, *t.outputs):
+            yield from _type_features(x, where)
+    elif isinstance(t, spirv.PointerType):
+        yield Feature("Instruction", "OpTypePointer", where)
+        yield Feature("StorageClass", t.storage_class.data, where)
+        yield from _type_features(t.pointee, where, t.storage_class.data)
+    elif isinstance(t, spirv.RuntimeArrayType | spirv.ArrayType):
+        yield Feature("Instruction", "OpTypeRuntimeArray" if isinstance(t, spirv.RuntimeArrayType) else "OpTypeArray", where)
+        if t.stride.data:
+            yield Feature("Decoration", "ArrayStride", where)
+        yield from _type_features(t.element_type, where, sc)
+    elif isinstance(t, spirv.StructType):
+        if t.block.data:
+            yield Feature("Decoration", "Block", where)
+        if any(o.data >= 0 for o in t.offsets):
+            yield Feature("Decoration", "Offset", where)
+        for m in t.members:
+            yield from _type_features(m, where, sc)
+    elif isinstance(t, spirv.CooperativeMatrixType):
+        yield Feature("Instruction", "OpTypeCooperativeMatrixKHR", where)
+        yield Feature("Scope", t.scope.data, where)
+        yield from _type_features(t.element_type, where)
+    elif isinstance(t, spirv.NVCooperativeMatrixType):
+        yield Feature("Instruction", "OpTypeCooperativeMatrixNV", where)
+        yield Feature("Scope", t.scope.data, where)
+        yield from _type_features(t.element_type, where)
+    elif isinstance(t, AnyFloat):
+        w = t.bitwidth
+        if w in _FLOAT_CAPS:
+            yield Feature("Capability", _FLOAT_CAPS[w], where)
+        if sc and w == 16 and sc in _STORAGE_16:
+            yield Feature("Capability", _STORAGE_16[sc], where)
+
+
+def _op_types(op: Operation) -> Iterator[Attribute]:
+    yield from (r.type for r in op.results)
+    for region in op.regions:
+        for block in region.blocks:
+            yield from (a.type for a in block.args)
+    for name in ("type", "matrix_type", "function_type"):
+        if (p := op.properties.get(name)) is not None:
+            yield p
+
+
+def collect_features(module: spirv.ModuleOp) -> list[Feature]:
+    """Everything in `module` that the grammar may gate, in walk order."""
+    feats: list[Feature] = [
+        Feature("AddressingModel", module.addressing_model.data, module.name),
+        Feature("MemoryModel", module.memory_model.data, module.name),
+    ]
+    for op in module.walk():
+        if op is module:
+            continue
+        where = op.name
+        if isinstance(op, spirv.SpirvInstruction):
+            feats.append(Feature("Instruction", op.OPNAME, where))
+            for prop, kind in op.ENUM_PROPS:
+                if (v := op.properties.get(prop)) is not None:
+                    feats.extend(Feature(kind, n, where) for n, _ in spirv.parse_enum_operand(kind, v.data))
+        elif isinstance(op, spirv.EntryPointOp):
+            feats.append(Feature("ExecutionModel", op.execution_model.data, where))
+        elif isinstance(op, spirv.ExecutionModeOp):
+            feats.append(Feature("ExecutionMode", op.execution_mode.data, where))
+        elif isinstance(op, spirv.GlobalVariableOp):
+            if op.built_in is not None:
+                feats.append(Feature("Decoration", "BuiltIn", where))
+                feats.append(Feature("BuiltIn", op.built_in.data, where))
+            if op.binding is not None:
+                feats.append(Feature("Decoration", "Binding", where))
+                feats.append(Feature("Decoration", "DescriptorSet", where))
+        for t in _op_types(op):
+            feats.extend(_type_features(t, where))
+    return feats
+
+
+def _gate(f: Feature) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+    if f.kind == "Instruction":
+        _, _, caps, exts, version = INSTRUCTIONS[f.name]
+        return caps, exts, version
+    if f.kind == "Capability":
+        return (f.name,), (), None
+    _, caps, exts, _, version = ENUMS[f.kind][f.name]
+    return caps, exts, version
+
+
+def _vtuple(v: str | None) -> tuple[int, int] | None:
+    return None if v is None else tuple(int(p) for p in v.split("."))  # type: ignore[return-value]
+
+
+def implied_closure(caps: set[str] | list[str]) -> set[str]:
+    """`caps` plus every capability they implicitly declare (transitively)."""
+    out: set[str] = set()
+    todo = list(caps)
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.add(c)
+            todo.extend(CAPABILITY_IMPLIES.get(c, ()))
+    return out
+
+
+def _needs_extension(exts: tuple[str, ...], version: str | None, module_version: tuple[int, int]) -> bool:
+    core = _vtuple(version)
+    return bool(exts) and (core is None or module_version < core)
+
+
+def derive_requirements(module: spirv.ModuleOp) -> Requirements:
+    """Compute the capabilities and extensions `module` needs.
+
+    An instruction/enumerant gated by several capabilities is satisfied by one already declared
+    on the module, else the first listed one (skipping Kernel-only ones). Implicitly declared
+    capabilities are dropped from the result. Cooperative matrices imply memory model Vulkan.
+    """
+    mversion = version_of(module)
+    declared = implied_closure([c.data for c in module.capabilities])
+    uses_coop = False
+    memory_model = module.memory_model.data
+    feats = collect_features(module)
+    for f in feats:
+        if f.kind == "Instruction" and "CooperativeMatrix" in f.name:
+            uses_coop = True
+    if uses_coop:
+        memory_model = "Vulkan"
+        feats = [f if f.kind != "MemoryModel" else Feature("MemoryModel", "Vulkan", f.where) for f in feats]
+    needs: dict[str, str] = {}
+    exts: set[str] = set()
+    for f in feats:
+        caps, fexts, version = _gate(f)
+        if caps:
+            chosen = implied_closure(needs)
+            if not any(c in declared or c in chosen for c in caps):
+                pick = next((c for c in caps if c not in _AVOID), caps[0])
+                needs.setdefault(pick, f.where)
+        if _needs_extension(fexts, version, mversion):
+            exts.add(fexts[0])
+    for cap in list(needs):
+        _, _, cexts, _, cversion = ENUMS["Capability"][cap]
+        if _needs_extension(cexts, cversion, mversion):
+            exts.add(cexts[0])
+    all_caps = set(needs) | {c.data for c in module.capabilities}
+    implied_by_others = set()
+    for c in all_caps:
+        implied_by_others |= implied_closure(CAPABILITY_IMPLIES.get(c, ())) - {c}
+    minimal = sorted(all_caps - implied_by_others, key=lambda c: (ENUMS["Capability"][c][0], c))
+    return Requirements(minimal, sorted(exts | {e.data for e in module.extensions}), memory_model, needs)
+
+
+def apply_requirements(module: spirv.ModuleOp) -> Requirements:
+    """Set the module's capabilities, extensions and memory model from `derive_requirements`."""
+    from xdsl.dialects.builtin import ArrayAttr
+
+    req = derive_requirements(module)
+    module.capabilities = ArrayAttr(StringAttr(c) for c in req.capabilities)
+    module.extensions = ArrayAttr(StringAttr(e) for e in req.extensions)
+    module.memory_model = StringAttr(req.memory_model)
+    return req

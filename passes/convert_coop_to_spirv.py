@@ -1,0 +1,529 @@
+"""`convert-coop-to-spirv{flavor=khr|nv}`: lower coop kernels to a Vulkan compute `spirv.module`.
+
+Input: the kernel convention of README.md — `func.func` kernels with memref arguments and a
+`coop.workgroup_size` attribute, using `gpu` ids, `scf.for`/`scf.if`, `arith` and `coop` ops.
+Output: one `spirv.module` (Logical addressing, Vulkan memory model) holding, for each kernel,
+
+* one StorageBuffer variable per memref argument (descriptor set 0, binding = argument index), a
+  `Block` struct of one runtime array with the element size as ArrayStride;
+* the builtin variables the ids need (WorkgroupId, LocalInvocationId, SubgroupId, ...);
+* the entry point (GLCompute, named after the kernel) with `LocalSize` from the attribute;
+* a function in SPIR-V's structured CFG: `scf.for` becomes header/body/continue/merge blocks with
+  OpLoopMerge and the loop-carried values as OpPhi (block arguments); `scf.if` a selection.
+
+`index` is 32-bit in SPIR-V (signed compares, as `index` is in MLIR): offsets and strides must fit in
+31 bits. flavor=khr (default) emits SPV_KHR_cooperative_matrix and needs matrices with a Use;
+flavor=nv emits SPV_NV_cooperative_matrix, drops the Uses, and takes integer signedness from the
+component types (`siN`), so the KHR-only features (OpIMul/OpFMul/OpBitcast on matrices, saturating
+accumulation, signedness flags on signless types) are refused there.
+
+The pass is a set of rewrites, one method per source op (`lower_<op>`), applied in program order
+by one walk that keeps a cursor on the SPIR-V block being filled: structured control flow needs
+new blocks, which the greedy pattern driver cannot create across regions. Capabilities and
+extensions are derived from the result (`coopdialect.spirv.requirements`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    Signedness,
+    VectorType,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from coopdialect.diagnostics import CoopError
+from coopdialect.dialects import coop
+from coopdialect.dialects import gpu
+from coopdialect.dialects import spirv as sp
+from coopdialect.spirv.grammar_tables import ENUMS
+from coopdialect.spirv.requirements import apply_requirements
+
+_SPIRV_OPS: dict[str, type[Operation]] = {
+    cls.OPNAME: cls for cls in sp.SPIRV.operations if hasattr(cls, "OPNAME")
+}
+
+# arith.cmpi predicate number -> SPIR-V comparison (MLIR's CmpIPredicate order)
+_CMPI = ["IEqual", "INotEqual", "SLessThan", "SLessThanEqual", "SGreaterThan", "SGreaterThanEqual",
+         "ULessThan", "ULessThanEqual", "UGreaterThan", "UGreaterThanEqual"]
+# arith.cmpf ordered predicates (1..6) -> SPIR-V
+_CMPF = {1: "FOrdEqual", 2: "FOrdGreaterThan", 3: "FOrdGreaterThanEqual", 4: "FOrdLessThan",
+         5: "FOrdLessThanEqual", 6: "FOrdNotEqual"}
+
+_INT_BINARY = {arith.AddiOp: "OpIAdd", arith.SubiOp: "OpISub", arith.MuliOp: "OpIMul",
+               arith.DivUIOp: "OpUDiv", arith.DivSIOp: "OpSDiv", arith.RemUIOp: "OpUMod",
+               arith.RemSIOp: "OpSRem", arith.AndIOp: "OpBitwiseAnd", arith.OrIOp: "OpBitwiseOr",
+               arith.XOrIOp: "OpBitwiseXor", arith.ShLIOp: "OpShiftLeftLogical",
+               arith.ShRUIOp: "OpShiftRightLogical", arith.ShRSIOp: "OpShiftRightArithmetic"}
+_FLOAT_BINARY = {arith.AddfOp: "OpFAdd", arith.SubfOp: "OpFSub", arith.MulfOp: "OpFMul",
+                 arith.DivfOp: "OpFDiv"}
+_CASTS = {arith.ExtFOp: "OpFConvert", arith.TruncFOp: "OpFConvert", arith.SIToFPOp: "OpConvertSToF",
+          arith.UIToFPOp: "OpConvertUToF", arith.FPToSIOp: "OpConvertFToS",
+          arith.FPToUIOp: "OpConvertFToU", arith.ExtSIOp: "OpSConvert", arith.ExtUIOp: "OpUConvert",
+          arith.TruncIOp: "OpUConvert"}
+
+# gpu id op -> (BuiltIn, components: 3 for a uvec3 builtin, 1 for a scalar one)
+_BUILTINS = {gpu.BlockIdOp: ("WorkgroupId", 3), gpu.ThreadIdOp: ("LocalInvocationId", 3),
+             gpu.GlobalIdOp: ("GlobalInvocationId", 3), gpu.GridDimOp: ("NumWorkgroups", 3),
+             gpu.SubgroupIdOp: ("SubgroupId", 1), gpu.NumSubgroupsOp: ("NumSubgroups", 1),
+             gpu.SubgroupSizeOp: ("SubgroupSize", 1), gpu.LaneIdOp: ("SubgroupLocalInvocationId", 1)}
+
+_SIGN_FLAG_NAMES = {"A": "MatrixASignedComponentsKHR", "B": "MatrixBSignedComponentsKHR",
+                    "C": "MatrixCSignedComponentsKHR", "Result": "MatrixResultSignedComponentsKHR"}
+
+
+def _layout_value(layout: coop.Layout) -> int:
+    return ENUMS["CooperativeMatrixLayout"][f"{layout.value}KHR"][0]
+
+
+def _memory_access(op: Operation, access: coop.MemoryAccessAttr | None) -> str | None:
+    """The grammar spelling of a Memory Operand (`Aligned(16)|Nontemporal`), or None."""
+    if access is None or not access.flag_set:
+        return None
+    parts = []
+    for flag in coop.MemoryAccess:
+        if flag not in access.flag_set:
+            continue
+        if flag in (coop.MemoryAccess.MakePointerAvailable, coop.MemoryAccess.MakePointerVisible):
+            raise CoopError(op, f"the SPIR-V writer does not encode the Scope <id> of {flag.value} yet")
+        parts.append(f"Aligned({access.alignment.data})" if flag == coop.MemoryAccess.Aligned
+                     else flag.value)
+    return "|".join(parts)
+
+
+class _KernelLowering:
+    """Lowers one kernel `func.func` into SPIR-V ops; one `lower_*` method per source op kind."""
+
+    def __init__(self, kernel: func.FuncOp, flavor: str):
+        self.kernel = kernel
+        self.flavor = flavor
+        self.name = kernel.sym_name.data
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.globals: list[Operation] = []
+        self.interface: list[str] = []
+        self.builtins: dict[str, tuple[str, sp.PointerType]] = {}
+        self.buffers: dict[SSAValue, tuple[str, sp.PointerType]] = {}
+        self.constants: dict[tuple, SSAValue] = {}
+        self.constant_ops: list[Operation] = []
+        self.fn = sp.FuncOp(self.name, FunctionType.from_lists([], []))
+        self.block = self.fn.body.blocks[0]
+        self.workgroup_size = self._workgroup_size()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _workgroup_size(self) -> tuple[int, int, int]:
+        attr = self.kernel.attributes.get("coop.workgroup_size")
+        if not isinstance(attr, DenseArrayBase) or len(attr.get_values()) != 3:
+            raise CoopError(self.kernel, "a kernel needs `coop.workgroup_size = array<i32: x, y, z>`")
+        x, y, z = (int(v) for v in attr.get_values())
+        if min(x, y, z) < 1:
+            raise CoopError(self.kernel, f"workgroup size must be positive, got {x}x{y}x{z}")
+        return x, y, z
+
+    def emit(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def const(self, value: int | float | bool, t: Attribute) -> SSAValue:
+        """A module-level constant, one per (value, type)."""
+        key = (type(value), value, t)
+        if key not in self.constants:
+            op = sp.ConstantOp(value, t)
+            self.constant_ops.append(op)
+            self.constants[key] = op.result
+        return self.constants[key]
+
+    def get(self, op: Operation, value: SSAValue) -> SSAValue:
+        try:
+            return self.values[value]
+        except KeyError:
+            raise CoopError(op, "uses a value this lowering did not produce") from None
+
+    def set(self, value: SSAValue, new: SSAValue) -> None:
+        self.values[value] = new
+
+    def scalar_type(self, op: Operation, t: Attribute) -> Attribute:
+        if isinstance(t, IndexType):
+            return i32
+        if isinstance(t, IntegerType | AnyFloat):
+            return t
+        raise CoopError(op, f"type {t} has no SPIR-V lowering")
+
+    def type(self, op: Operation, t: Attribute) -> Attribute:
+        if isinstance(t, coop.MatrixType):
+            return self.matrix_type(op, t)
+        return self.scalar_type(op, t)
+
+    def matrix_type(self, op: Operation, t: coop.MatrixType) -> Attribute:
+        if self.flavor == "khr":
+            if t.is_nv:
+                raise CoopError(op, f"{t} has no Use: NV matrices need convert-coop-to-spirv{{flavor=nv}}")
+            return sp.CooperativeMatrixType(t.rows, t.columns, t.element_type, t.scope_value.value,
+                                            t.use_value.value)
+        return sp.NVCooperativeMatrixType(t.rows, t.columns, t.element_type, t.scope_value.value)
+
+    def buffer_pointer(self, op: Operation, memref: SSAValue, offset: SSAValue) -> SSAValue:
+        """OpAccessChain to element `offset` of the storage buffer bound to `memref`."""
+        if memref not in self.buffers:
+            raise CoopError(op, "loads and stores must address a kernel memref argument")
+        sym, ptr_type = self.buffers[memref]
+        base = self.emit(sp.AddressOfOp(sym, ptr_type)).pointer
+        array = ptr_type.pointee.members.data[0]
+        elem_ptr = sp.PointerType(array.element_type, "StorageBuffer")
+        zero = self.const(0, i32)
+        return self.emit(sp.AccessChainOp(base, [zero, self.get(op, offset)], elem_ptr)).result
+
+    def builtin(self, name: str, components: int) -> SSAValue:
+        if name not in self.builtins:
+            t = VectorType(i32, [3]) if components == 3 else i32
+            ptr = sp.PointerType(t, "Input")
+            sym = f"{self.name}_{name}"
+            self.globals.append(sp.GlobalVariableOp(sym, ptr, built_in=name))
+            self.interface.append(sym)
+            self.builtins[name] = (sym, ptr)
+        sym, ptr = self.builtins[name]
+        return self.emit(sp.LoadOp(self.emit(sp.AddressOfOp(sym, ptr)).pointer)).result
+
+    # -- the kernel ----------------------------------------------------------------------
+
+    def run(self) -> list[Operation]:
+        for i, arg in enumerate(self.kernel.body.blocks[0].args):
+            t = arg.type
+            if not isinstance(t, MemRefType):
+                raise CoopError(self.kernel, f"kernel argument {i} must be a memref, got {t}")
+            if not isinstance(t.memory_space, NoneAttr):
+                raise CoopError(self.kernel, f"kernel argument {i} must be a storage buffer "
+                                "(a memref without memory space)")
+            elem = t.element_type
+            size = elem.bitwidth // 8 if isinstance(elem, AnyFloat) else elem.width.data // 8
+            struct = sp.StructType([sp.RuntimeArrayType(elem, size)], [0], block=True)
+            ptr = sp.PointerType(struct, "StorageBuffer")
+            sym = f"{self.name}_{arg.name_hint or f'arg{i}'}"
+            self.globals.append(sp.GlobalVariableOp(sym, ptr, 0, i))
+            self.interface.append(sym)
+            self.buffers[arg] = (sym, ptr)
+        self.lower_block(self.kernel.body.blocks[0])
+        x, y, z = self.workgroup_size
+        return [*self.globals, *self.constant_ops, sp.EntryPointOp("GLCompute", self.name, self.interface),
+                sp.ExecutionModeOp(self.name, "LocalSize", [x, y, z]), self.fn]
+
+    def lower_block(self, block: Block) -> None:
+        for op in block.ops:
+            rule = self.RULES.get(type(op))
+            if rule is None:
+                raise CoopError(op, "has no lowering to SPIR-V")
+            rule(self, op)
+
+    # -- func / scf ----------------------------------------------------------------------
+
+    def lower_return(self, op: func.ReturnOp) -> None:
+        if op.arguments:
+            raise CoopError(op, "kernels return nothing; write results to a memref")
+        self.emit(sp.ReturnOp())
+
+    def lower_for(self, op: scf.ForOp) -> None:
+        iter_types = [self.type(op, v.type) for v in op.iter_args]
+        header = Block(arg_types=[i32, *iter_types])
+        body, cont, merge = Block(), Block(), Block()
+        for b in (header, body, cont, merge):
+            self.fn.body.add_block(b)
+        lb, ub, step = (self.get(op, v) for v in (op.lb, op.ub, op.step))
+        self.emit(sp.BranchOp(header, [lb, *(self.get(op, v) for v in op.iter_args)]))
+        iv, *carried = header.args
+        self.block = header
+        cond = self.emit(sp.SLessThanOp(iv, ub)).results[0]
+        self.emit(sp.LoopMergeOp(merge, cont))
+        self.emit(sp.BranchConditionalOp(cond, body, merge))
+        region_block = op.body.blocks[0]
+        self.set(region_block.args[0], iv)
+        for old, new in zip(region_block.args[1:], carried):
+            self.set(old, new)
+        self.block = body
+        for inner in region_block.ops:
+            if isinstance(inner, scf.YieldOp):
+                yielded = [self.get(inner, v) for v in inner.arguments]
+                self.emit(sp.BranchOp(cont))
+                self.block = cont
+                nxt = self.emit(sp.IAddOp(iv, step)).results[0]
+                self.emit(sp.BranchOp(header, [nxt, *yielded]))
+            else:
+                self.RULES.get(type(inner), _KernelLowering.unsupported)(self, inner)
+        for old, new in zip(op.results, carried):
+            self.set(old, new)  # the header dominates the merge block
+        self.block = merge
+
+    def lower_if(self, op: scf.IfOp) -> None:
+        then_b, else_b = Block(), Block()
+        merge = Block(arg_types=[self.type(op, t) for t in op.result_types])
+        for b in (then_b, else_b, merge):
+            self.fn.body.add_block(b)
+        cond = self.get(op, op.cond)
+        self.emit(sp.SelectionMergeOp(merge))
+        self.emit(sp.BranchConditionalOp(cond, then_b, else_b))
+        for region, blk in ((op.true_region, then_b), (op.false_region, else_b)):
+            self.block = blk
+            src = region.blocks[0].ops if region.blocks else ()
+            yielded: list[SSAValue] = []
+            for inner in src:
+                if isinstance(inner, scf.YieldOp):
+                    yielded = [self.get(inner, v) for v in inner.arguments]
+                else:
+                    self.RULES.get(type(inner), _KernelLowering.unsupported)(self, inner)
+            self.emit(sp.BranchOp(merge, yielded))
+        for old, new in zip(op.results, merge.args):
+            self.set(old, new)
+        self.block = merge
+
+    def unsupported(self, op: Operation) -> None:
+        raise CoopError(op, "has no lowering to SPIR-V")
+
+    # -- arith ---------------------------------------------------------------------------
+
+    def lower_constant(self, op: arith.ConstantOp) -> None:
+        value = op.value
+        t = self.scalar_type(op, op.result.type)
+        if not isinstance(value, IntegerAttr) and not hasattr(value, "value"):
+            raise CoopError(op, "only scalar constants have a SPIR-V lowering")
+        raw = value.value.data
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            raw = bool(raw)
+        elif isinstance(t, IntegerType):
+            raw = int(raw)
+            if isinstance(op.result.type, IndexType) and not -(2**31) <= raw < 2**31:
+                raise CoopError(op, f"index constant {raw} does not fit the 32-bit SPIR-V index")
+        self.set(op.result, self.const(raw, t))
+
+    def lower_int_binary(self, op: Operation) -> None:
+        cls = _SPIRV_OPS[_INT_BINARY[type(op)]]
+        lhs, rhs = (self.get(op, v) for v in op.operands)
+        self.set(op.results[0], self.emit(cls(lhs, rhs, self.scalar_type(op, op.results[0].type))).results[0])
+
+    def lower_float_binary(self, op: Operation) -> None:
+        cls = _SPIRV_OPS[_FLOAT_BINARY[type(op)]]
+        lhs, rhs = (self.get(op, v) for v in op.operands)
+        self.set(op.results[0], self.emit(cls(lhs, rhs)).results[0])
+
+    def lower_negf(self, op: arith.NegfOp) -> None:
+        self.set(op.result, self.emit(sp.FNegateOp(self.get(op, op.operand))).results[0])
+
+    def lower_cmpi(self, op: arith.CmpiOp) -> None:
+        cls = _SPIRV_OPS["Op" + _CMPI[op.predicate.value.data]]
+        self.set(op.result, self.emit(cls(self.get(op, op.lhs), self.get(op, op.rhs))).results[0])
+
+    def lower_cmpf(self, op: arith.CmpfOp) -> None:
+        name = _CMPF.get(op.predicate.value.data)
+        if name is None:
+            raise CoopError(op, "only the ordered arith.cmpf predicates have a SPIR-V lowering")
+        cls = _SPIRV_OPS["Op" + name]
+        self.set(op.result, self.emit(cls(self.get(op, op.lhs), self.get(op, op.rhs))).results[0])
+
+    def lower_select(self, op: arith.SelectOp) -> None:
+        new = self.emit(sp.SelectOp(*(self.get(op, v) for v in op.operands)))
+        self.set(op.result, new.result)
+
+    def lower_index_cast(self, op: arith.IndexCastOp) -> None:
+        src, dst = op.input.type, op.result.type
+        value = self.get(op, op.input)
+        width = lambda t: 32 if isinstance(t, IndexType) else t.width.data  # noqa: E731
+        if width(src) == width(dst):
+            self.set(op.result, value)
+        else:
+            cls = sp.SConvertOp
+            self.set(op.result, self.emit(cls(value, self.scalar_type(op, dst))).results[0])
+
+    def lower_cast(self, op: Operation) -> None:
+        cls = _SPIRV_OPS[_CASTS[type(op)]]
+        new = self.emit(cls(self.get(op, op.operands[0]), self.scalar_type(op, op.results[0].type)))
+        self.set(op.results[0], new.results[0])
+
+    # -- gpu -----------------------------------------------------------------------------
+
+    def lower_id(self, op: Operation) -> None:
+        name, components = _BUILTINS[type(op)]
+        value = self.builtin(name, components)
+        if components == 3:
+            index = "xyz".index(op.dim)
+            value = self.emit(sp.CompositeExtractOp(value, [index], i32)).result
+        self.set(op.results[0], value)
+
+    def lower_block_dim(self, op: gpu.BlockDimOp) -> None:
+        self.set(op.result, self.const(self.workgroup_size["xyz".index(op.dim)], i32))
+
+    # -- coop ----------------------------------------------------------------------------
+
+    def lower_load(self, op: coop.LoadOp) -> None:
+        t = self.matrix_type(op, op.result.type)
+        ptr = self.buffer_pointer(op, op.pointer, op.offset)
+        stride = self.get(op, op.stride)
+        access = _memory_access(op, op.memory_access)
+        if self.flavor == "khr":
+            layout = self.const(_layout_value(op.layout.data), i32)
+            new = sp.KHRCooperativeMatrixLoadOp(ptr, layout, stride, t, access)
+        else:
+            column_major = self.const(op.layout.data == coop.Layout.ColumnMajor, i1)
+            new = sp.NVCooperativeMatrixLoadOp(ptr, stride, column_major, t, access)
+        self.set(op.result, self.emit(new).result)
+
+    def lower_store(self, op: coop.StoreOp) -> None:
+        self.matrix_type(op, op.object.type)
+        ptr = self.buffer_pointer(op, op.pointer, op.offset)
+        obj, stride = self.get(op, op.object), self.get(op, op.stride)
+        access = _memory_access(op, op.memory_access)
+        if self.flavor == "khr":
+            layout = self.const(_layout_value(op.layout.data), i32)
+            self.emit(sp.KHRCooperativeMatrixStoreOp(ptr, obj, layout, stride, access))
+        else:
+            column_major = self.const(op.layout.data == coop.Layout.ColumnMajor, i1)
+            self.emit(sp.NVCooperativeMatrixStoreOp(ptr, obj, stride, column_major, access))
+
+    def lower_mul_add(self, op: coop.MulAddOp) -> None:
+        a, b, c = (self.get(op, v) for v in (op.a, op.b, op.c))
+        result_type = self.matrix_type(op, op.result.type)
+        if self.flavor == "khr":
+            flags = [_SIGN_FLAG_NAMES[w] for w in ("A", "B", "C", "Result")
+                     if op.is_signed(w) and coop.is_integer(
+                         {"A": op.a, "B": op.b, "C": op.c, "Result": op.result}[w].type.element_type)]
+            if coop.MatrixOperand.SaturatingAccumulation in op.operand_flags:
+                flags.append("SaturatingAccumulationKHR")
+            new = sp.KHRCooperativeMatrixMulAddOp(a, b, c, "|".join(flags) or None, result_type)
+        else:
+            if coop.MatrixOperand.SaturatingAccumulation in op.operand_flags:
+                raise CoopError(op, "SaturatingAccumulation needs SPV_KHR_cooperative_matrix (flavor=khr)")
+            for w, v in (("A", op.a), ("B", op.b), ("C", op.c), ("Result", op.result)):
+                t = v.type.element_type
+                if op.is_signed(w) and coop.is_integer(t) and not coop.is_signed_type(t):
+                    raise CoopError(op, f"flavor=nv takes signedness from the component type: "
+                                    f"matrix {w} is signed, so its type must be si{coop.bit_width(t)}, not {t}")
+            new = sp.NVCooperativeMatrixMulAddOp(a, b, c, result_type)
+        self.set(op.result, self.emit(new).result)
+
+    def lower_length(self, op: coop.LengthOp) -> None:
+        t = self.matrix_type(op, op.matrix_type)
+        cls = sp.KHRCooperativeMatrixLengthOp if self.flavor == "khr" else sp.NVCooperativeMatrixLengthOp
+        self.set(op.result, self.emit(cls(t)).results[0])
+
+    def lower_construct(self, op: coop.CompositeConstructOp) -> None:
+        t = self.matrix_type(op, op.result.type)
+        new = sp.CompositeConstructOp([self.get(op, op.constituent)], t)
+        self.set(op.result, self.emit(new).results[0])
+
+    def lower_extract(self, op: coop.ExtractOp) -> None:
+        self.matrix_type(op, op.matrix.type)
+        new = sp.CompositeExtractOp(self.get(op, op.matrix), [op.index.data], op.result.type)
+        self.set(op.result, self.emit(new).result)
+
+    def lower_insert(self, op: coop.InsertOp) -> None:
+        self.matrix_type(op, op.matrix.type)
+        new = sp.CompositeInsertOp(self.get(op, op.object), self.get(op, op.matrix), [op.index.data])
+        self.set(op.result, self.emit(new).results[0])
+
+    def lower_elementwise(self, op: Operation) -> None:
+        t = op.results[0].type
+        self.matrix_type(op, t)
+        if self.flavor == "nv" and getattr(op, "KHR_ONLY", False):
+            raise CoopError(op, f"{op.SPIRV_NAME} on cooperative matrices needs flavor=khr")
+        cls = _SPIRV_OPS[op.SPIRV_NAME]
+        new = self.emit(cls(*(self.get(op, v) for v in op.operands)))
+        self.set(op.results[0], new.results[0])
+
+    def lower_times_scalar(self, op: coop.MatrixTimesScalarOp) -> None:
+        t = self.matrix_type(op, op.result.type)
+        new = sp.MatrixTimesScalarOp(self.get(op, op.matrix), self.get(op, op.scalar), t)
+        self.set(op.result, self.emit(new).results[0])
+
+    def lower_conversion(self, op: Operation) -> None:
+        if self.flavor == "nv" and op.SPIRV_NAME == "OpBitcast":
+            raise CoopError(op, "OpBitcast on cooperative matrices needs flavor=khr")
+        t = self.matrix_type(op, op.results[0].type)
+        cls = _SPIRV_OPS[op.SPIRV_NAME]
+        self.set(op.results[0], self.emit(cls(self.get(op, op.operands[0]), t)).results[0])
+
+    RULES: dict[type[Operation], Callable[[_KernelLowering, Operation], None]] = {}
+
+
+def _register_rules() -> None:
+    r = _KernelLowering.RULES
+    r[func.ReturnOp] = _KernelLowering.lower_return
+    r[scf.ForOp] = _KernelLowering.lower_for
+    r[scf.IfOp] = _KernelLowering.lower_if
+    r[arith.ConstantOp] = _KernelLowering.lower_constant
+    for cls in _INT_BINARY:
+        r[cls] = _KernelLowering.lower_int_binary
+    for cls in _FLOAT_BINARY:
+        r[cls] = _KernelLowering.lower_float_binary
+    for cls in _CASTS:
+        r[cls] = _KernelLowering.lower_cast
+    r[arith.NegfOp] = _KernelLowering.lower_negf
+    r[arith.CmpiOp] = _KernelLowering.lower_cmpi
+    r[arith.CmpfOp] = _KernelLowering.lower_cmpf
+    r[arith.SelectOp] = _KernelLowering.lower_select
+    r[arith.IndexCastOp] = _KernelLowering.lower_index_cast
+    for cls in _BUILTINS:
+        r[cls] = _KernelLowering.lower_id
+    r[gpu.BlockDimOp] = _KernelLowering.lower_block_dim
+    r[coop.LoadOp] = _KernelLowering.lower_load
+    r[coop.StoreOp] = _KernelLowering.lower_store
+    r[coop.MulAddOp] = _KernelLowering.lower_mul_add
+    r[coop.LengthOp] = _KernelLowering.lower_length
+    r[coop.CompositeConstructOp] = _KernelLowering.lower_construct
+    r[coop.ExtractOp] = _KernelLowering.lower_extract
+    r[coop.InsertOp] = _KernelLowering.lower_insert
+    for cls in (*coop.ELEMENTWISE_UNARY, *coop.ELEMENTWISE_BINARY):
+        r[cls] = _KernelLowering.lower_elementwise
+    r[coop.MatrixTimesScalarOp] = _KernelLowering.lower_times_scalar
+    for cls in coop.CONVERSIONS:
+        r[cls] = _KernelLowering.lower_conversion
+
+
+_register_rules()
+
+
+@dataclass(frozen=True)
+class ConvertCoopToSpirvPass(ModulePass):
+    """Lower every kernel of the module to one `spirv.module` (see the module docstring).
+
+    Options: `flavor=khr` (SPV_KHR_cooperative_matrix, default) or `flavor=nv`
+    (SPV_NV_cooperative_matrix). Raises CoopError, located at the offending op, for anything
+    without a lowering.
+    """
+
+    name = "convert-coop-to-spirv"
+    flavor: str = "khr"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.flavor not in ("khr", "nv"):
+            raise CoopError(None, f"convert-coop-to-spirv: flavor must be khr or nv, got '{self.flavor}'",
+                            where="<pass options>")
+        kernels = [k for k in op.body.blocks[0].ops if isinstance(k, func.FuncOp)]
+        if not kernels:
+            raise CoopError(op, "no func.func kernel to lower")
+        contents: list[Operation] = []
+        for k in kernels:
+            if k.is_declaration:
+                raise CoopError(k, "a kernel declaration has no body to lower")
+            contents += _KernelLowering(k, self.flavor).run()
+        others = [o for o in op.body.blocks[0].ops if not isinstance(o, func.FuncOp)]
+        if others:
+            raise CoopError(others[0], "only func.func kernels may appear at module level")
+        module = sp.ModuleOp(contents, capabilities=["Shader"])
+        apply_requirements(module)
+        for k in kernels:
+            k.detach()
+            k.erase()
+        op.body.blocks[0].add_op(module)
