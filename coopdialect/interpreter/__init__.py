@@ -1,0 +1,19 @@
+"""numpy semantics of coopdialect kernels, on xDSL's interpreter framework.
+
+Public API:
+
+* `run_kernel(module, kernel, buffers, grid, *, subgroup_size=32)`: run a kernel in place.
+* `interpret_file(path, kernel, buffers, grid, *, subgroup_size=32)`: parse, verify, run.
+* `InterpreterError`: the one exception type (one-line `file:line:col: error: ...` message).
+* `register_implementations(interpreter)`: every impl, for use with a bare xDSL `Interpreter`.
+
+Modules: `coop` (the coop dialect), `gpu` (ids, barrier), `arith`, `scf`, `memref` (overrides
+for per-type float rounding, lane vectors, workgroup memory), `kernel` (the runner), `common`
+(value model, dtypes, errors).
+"""
+
+from coopdialect.interpreter.common import InterpreterError, numpy_dtype
+from coopdialect.interpreter.kernel import interpret_file, register_implementations, run_kernel
+
+__all__ = ["InterpreterError", "interpret_file", "numpy_dtype", "register_implementations",
+           "run_kernel"]

@@ -1,0 +1,361 @@
+"""`arith` impls for kernels: floats round to their type, and every op works on lane vectors.
+
+xDSL's own arith impls compute floats as Python float64 without rounding to f16/f32 and take
+only Python scalars. `CoopArithFunctions` replaces them (register it after xDSL's
+`ArithFunctions` with `override=True`; `register_implementations` in this package does so) for:
+
+* integers/index: constant, addi, subi, muli, divsi, divui, remsi, remui, andi, ori, xori, shli,
+  shrsi, shrui, minsi, maxsi, minui, maxui, cmpi, select, index_cast, extsi, extui, trunci —
+  results wrap to the result width (two's complement, xDSL's signed-int convention);
+  division by zero and shifts >= width are undefined and raise;
+* floats: constant (rounded once to the type), addf, subf, mulf, divf, negf, cmpf, extf, truncf,
+  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf — each result rounded to the result type
+  (numpy float16/float32, ml_dtypes bfloat16/float8); fptosi/fptoui of NaN or out-of-range
+  values (poison in MLIR) raise.
+
+Operands may be lane vectors (numpy arrays of shape (subgroup_size,)); the result is then a lane
+vector: int64 holding the signed value for integers, the float dtype for floats, bool for i1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Attribute, Operation
+
+from coopdialect.interpreter.common import (
+    fail,
+    is_lanes,
+    numpy_dtype,
+    round_from_f64,
+    to_signed_int,
+)
+
+
+def _width(interpreter: Interpreter, t: Attribute) -> int:
+    if isinstance(t, IndexType):
+        return interpreter.index_bitwidth
+    assert isinstance(t, IntegerType), t
+    return t.width.data
+
+
+# element-wise on object arrays of Python ints (np.where would squeeze them through C longs)
+_SIGNED = np.frompyfunc(to_signed_int, 2, 1)
+_UNSIGNED = np.frompyfunc(lambda v, bits: int(v) & ((1 << bits) - 1), 2, 1)
+_WHERE = np.frompyfunc(lambda c, a, b: a if c else b, 3, 1)
+
+
+def _ints(v: Any, bits: int, signed: bool) -> np.ndarray:
+    """An integer scalar or lane vector as an object array of exact Python ints (0-d for a
+    scalar), read as `bits`-bit signed or unsigned."""
+    a = np.asarray(v)
+    a = a.astype(np.int64).astype(object) if a.dtype.kind in "iub" else a.astype(object)
+    f = _SIGNED if signed and bits > 1 else _UNSIGNED
+    return np.asarray(f(a, bits), dtype=object)
+
+
+def _int_result(r: Any, bits: int, vector: bool) -> Any:
+    """Exact ints -> the value of type iN: wrapped, signed; bool for i1; scalar or int64 lanes."""
+    r = np.asarray(r, dtype=object)
+    if bits == 1:
+        b = np.asarray(_UNSIGNED(r, 1)).astype(bool)
+        return b if vector else bool(b[()])
+    s = np.asarray(_SIGNED(r, bits), dtype=object)
+    return s.astype(np.int64) if vector else int(s[()])
+
+
+def _float_result(r: Any, dt: np.dtype, vector: bool) -> Any:
+    with np.errstate(all="ignore"):
+        a = np.asarray(r).astype(dt)
+    return a if vector else a[()]
+
+
+def _float_dtype(op: Operation, t: Attribute) -> np.dtype:
+    try:
+        return numpy_dtype(t)
+    except ValueError as e:
+        raise fail(op, str(e)) from None
+
+
+def _as_float(v: Any, dt: np.dtype) -> np.ndarray:
+    a = np.asarray(v)
+    if a.dtype == dt:
+        return a
+    return round_from_f64(a.astype(np.float64), dt)
+
+
+_CMPI = {
+    0: lambda x, y: x == y, 1: lambda x, y: x != y, 2: lambda x, y: x < y,
+    3: lambda x, y: x <= y, 4: lambda x, y: x > y, 5: lambda x, y: x >= y,
+    6: lambda x, y: x < y, 7: lambda x, y: x <= y, 8: lambda x, y: x > y, 9: lambda x, y: x >= y,
+}
+
+
+@register_impls
+class CoopArithFunctions(InterpreterFunctions):
+    """arith with per-type float rounding and lane vectors (see the module docstring)."""
+
+    # ---- helpers ------------------------------------------------------------------------
+
+    def _binary_int(self, interpreter: Interpreter, op: Operation, args: PythonValues, f,
+                    signed: bool = True):
+        bits = _width(interpreter, op.results[0].type)
+        x, y = (_ints(a, bits, signed) for a in args)
+        return (_int_result(f(x, y), bits, any(is_lanes(a) for a in args)),)
+
+    def _binary_float(self, op: Operation, args: PythonValues, f):
+        dt = _float_dtype(op, op.results[0].type)
+        x, y = (_as_float(a, dt) for a in args)
+        with np.errstate(all="ignore"):
+            r = f(x, y)
+        return (_float_result(r, dt, any(is_lanes(a) for a in args)),)
+
+    # ---- constants ------------------------------------------------------------------------
+
+    @impl(arith.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: PythonValues):
+        v = op.value
+        if isinstance(v, IntegerAttr):
+            bits = _width(interpreter, op.result.type)
+            data = v.value.data
+            return (bool(data & 1) if bits == 1 else to_signed_int(data, bits),)
+        if isinstance(v, FloatAttr):
+            dt = _float_dtype(op, op.result.type)
+            return (round_from_f64(np.float64(v.value.data), dt)[()],)
+        raise fail(op, f"arith.constant of {type(v).__name__} is not supported by the interpreter")
+
+    # ---- integers -------------------------------------------------------------------------
+
+    @impl(arith.AddiOp)
+    def run_addi(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: x + y)
+
+    @impl(arith.SubiOp)
+    def run_subi(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: x - y)
+
+    @impl(arith.MuliOp)
+    def run_muli(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: x * y)
+
+    @impl(arith.AndIOp)
+    def run_andi(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: x & y, signed=False)
+
+    @impl(arith.OrIOp)
+    def run_ori(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: x | y, signed=False)
+
+    @impl(arith.XOrIOp)
+    def run_xori(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: x ^ y, signed=False)
+
+    @impl(arith.MinSIOp)
+    def run_minsi(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: _WHERE(x < y, x, y))
+
+    @impl(arith.MaxSIOp)
+    def run_maxsi(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: _WHERE(x > y, x, y))
+
+    @impl(arith.MinUIOp)
+    def run_minui(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: _WHERE(x < y, x, y), False)
+
+    @impl(arith.MaxUIOp)
+    def run_maxui(self, interpreter, op, args):
+        return self._binary_int(interpreter, op, args, lambda x, y: _WHERE(x > y, x, y), False)
+
+    def _divide(self, interpreter, op, args, signed: bool, rem: bool):
+        bits = _width(interpreter, op.results[0].type)
+        x, y = (_ints(a, bits, signed) for a in args)
+        if np.any(y == 0):
+            raise fail(op, "division by zero (undefined behavior)")
+        q = abs(x) // abs(y) if signed else x // y
+        if signed:
+            q = _WHERE((x < 0) != (y < 0), -q, q)  # round toward zero
+        r = x - q * y if rem else q
+        return (_int_result(r, bits, any(is_lanes(a) for a in args)),)
+
+    @impl(arith.DivSIOp)
+    def run_divsi(self, interpreter, op, args):
+        return self._divide(interpreter, op, args, True, False)
+
+    @impl(arith.DivUIOp)
+    def run_divui(self, interpreter, op, args):
+        return self._divide(interpreter, op, args, False, False)
+
+    @impl(arith.RemSIOp)
+    def run_remsi(self, interpreter, op, args):
+        return self._divide(interpreter, op, args, True, True)
+
+    @impl(arith.RemUIOp)
+    def run_remui(self, interpreter, op, args):
+        return self._divide(interpreter, op, args, False, True)
+
+    def _shift(self, interpreter, op, args, kind: str):
+        bits = _width(interpreter, op.results[0].type)
+        x = _ints(args[0], bits, kind == "shrsi")
+        n = _ints(args[1], bits, False)
+        if np.any(n >= bits):
+            raise fail(op, f"shift amount >= the bit width {bits} (poison)")
+        r = x << n if kind == "shli" else x >> n
+        return (_int_result(r, bits, any(is_lanes(a) for a in args)),)
+
+    @impl(arith.ShLIOp)
+    def run_shli(self, interpreter, op, args):
+        return self._shift(interpreter, op, args, "shli")
+
+    @impl(arith.ShRSIOp)
+    def run_shrsi(self, interpreter, op, args):
+        return self._shift(interpreter, op, args, "shrsi")
+
+    @impl(arith.ShRUIOp)
+    def run_shrui(self, interpreter, op, args):
+        return self._shift(interpreter, op, args, "shrui")
+
+    @impl(arith.CmpiOp)
+    def run_cmpi(self, interpreter, op: arith.CmpiOp, args):
+        bits = _width(interpreter, op.lhs.type)
+        pred = op.predicate.value.data
+        x, y = (_ints(a, bits, pred < 6) for a in args)
+        r = np.asarray(_CMPI[pred](x, y)).astype(bool)
+        return (r if any(is_lanes(a) for a in args) else bool(r[()]),)
+
+    @impl(arith.SelectOp)
+    def run_select(self, interpreter, op: arith.SelectOp, args):
+        cond, a, b = args
+        if not is_lanes(cond):
+            return (a if cond else b,)
+        t = op.result.type
+        if isinstance(t, IntegerType | IndexType):
+            bits = _width(interpreter, t)
+            r = _WHERE(cond, _ints(a, bits, True), _ints(b, bits, True))
+            return (_int_result(r, bits, True),)
+        dt = _float_dtype(op, t)
+        return (np.where(cond, _as_float(a, dt), _as_float(b, dt)).astype(dt),)
+
+    def _int_cast(self, interpreter, op, args, signed: bool):
+        src = _width(interpreter, op.operands[0].type)
+        dst = _width(interpreter, op.results[0].type)
+        return (_int_result(_ints(args[0], src, signed), dst, is_lanes(args[0])),)
+
+    @impl(arith.IndexCastOp)
+    def run_index_cast(self, interpreter, op, args):
+        return self._int_cast(interpreter, op, args, True)
+
+    @impl(arith.ExtSIOp)
+    def run_extsi(self, interpreter, op, args):
+        return self._int_cast(interpreter, op, args, True)
+
+    @impl(arith.ExtUIOp)
+    def run_extui(self, interpreter, op, args):
+        return self._int_cast(interpreter, op, args, False)
+
+    @impl(arith.TruncIOp)
+    def run_trunci(self, interpreter, op, args):
+        return self._int_cast(interpreter, op, args, True)
+
+    # ---- floats ---------------------------------------------------------------------------
+
+    @impl(arith.AddfOp)
+    def run_addf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.add)
+
+    @impl(arith.SubfOp)
+    def run_subf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.subtract)
+
+    @impl(arith.MulfOp)
+    def run_mulf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.multiply)
+
+    @impl(arith.DivfOp)
+    def run_divf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.divide)
+
+    @impl(arith.MinimumfOp)
+    def run_minimumf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.minimum)  # NaN-propagating, -0 < +0
+
+    @impl(arith.MaximumfOp)
+    def run_maximumf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.maximum)
+
+    @impl(arith.NegfOp)
+    def run_negf(self, interpreter, op, args):
+        dt = _float_dtype(op, op.result.type)
+        return (_float_result(-_as_float(args[0], dt), dt, is_lanes(args[0])),)
+
+    @impl(arith.CmpfOp)
+    def run_cmpf(self, interpreter, op: arith.CmpfOp, args):
+        x, y = (np.asarray(a).astype(np.float64) for a in args)
+        unordered = np.isnan(x) | np.isnan(y)
+        ordered = ~unordered
+        p = op.predicate.value.data
+        base = {1: x == y, 2: x > y, 3: x >= y, 4: x < y, 5: x <= y, 6: x != y}
+        if p == 0:
+            r = np.zeros_like(ordered)
+        elif p == 15:
+            r = np.ones_like(ordered)
+        elif p == 7:
+            r = ordered
+        elif p == 14:
+            r = unordered
+        elif p < 7:
+            r = base[p] & ordered
+        else:
+            r = base[p - 7] | unordered
+        r = np.asarray(r, dtype=bool)
+        return (r if any(is_lanes(a) for a in args) else bool(r[()]),)
+
+    @impl(arith.ExtFOp)
+    def run_extf(self, interpreter, op, args):
+        dt = _float_dtype(op, op.result.type)
+        return (_float_result(round_from_f64(np.asarray(args[0]).astype(np.float64), dt), dt,
+                              is_lanes(args[0])),)
+
+    @impl(arith.TruncFOp)
+    def run_truncf(self, interpreter, op, args):
+        return self.run_extf(interpreter, op, args)  # one rounding from the exact float64 value
+
+    def _int_to_float(self, interpreter, op, args, signed: bool):
+        dt = _float_dtype(op, op.result.type)
+        bits = _width(interpreter, op.operands[0].type)
+        x = _ints(args[0], bits, signed)
+        f = np.array([float(i) for i in x.reshape(-1)], np.float64).reshape(x.shape)
+        return (_float_result(round_from_f64(f, dt), dt, is_lanes(args[0])),)
+
+    @impl(arith.SIToFPOp)
+    def run_sitofp(self, interpreter, op, args):
+        return self._int_to_float(interpreter, op, args, True)
+
+    @impl(arith.UIToFPOp)
+    def run_uitofp(self, interpreter, op, args):
+        return self._int_to_float(interpreter, op, args, False)
+
+    def _float_to_int(self, interpreter, op, args, signed: bool):
+        bits = _width(interpreter, op.result.type)
+        x = np.asarray(args[0]).astype(np.float64)
+        t = np.trunc(x)
+        lo, hi = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
+        with np.errstate(invalid="ignore"):
+            bad = np.isnan(t) | (t < lo) | (t >= hi)
+        if np.any(bad):
+            v = x[np.nonzero(bad)][0] if x.ndim else x[()]
+            raise fail(op, f"{v} is not representable as a {'signed' if signed else 'unsigned'} "
+                           f"{bits}-bit integer (poison)")
+        ints = np.array([int(i) for i in t.reshape(-1)], dtype=object).reshape(t.shape)
+        return (_int_result(ints, bits, is_lanes(args[0])),)
+
+    @impl(arith.FPToSIOp)
+    def run_fptosi(self, interpreter, op, args):
+        return self._float_to_int(interpreter, op, args, True)
+
+    @impl(arith.FPToUIOp)
+    def run_fptoui(self, interpreter, op, args):
+        return self._float_to_int(interpreter, op, args, False)

@@ -1,0 +1,284 @@
+"""The public runner: interpret a kernel `func.func` over a grid of workgroups, on numpy buffers.
+
+```python
+from coopdialect.interpreter import run_kernel, interpret_file
+run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # C is updated in place
+```
+
+Execution model: every subgroup of every workgroup runs the kernel once, as one interpreter call
+(a whole subgroup in lock-step; per-invocation values are lane vectors, see
+`coopdialect.interpreter.common`). Workgroups run one after another in x, then y, then z order.
+The subgroups of a workgroup run one after another too, unless the module contains a
+`gpu.barrier`: then each subgroup runs in its own thread with its own `Interpreter`, and the
+barrier is a `threading.Barrier` over the workgroup's subgroups.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects import gpu as xgpu
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.builtin import BuiltinFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.shaped_array import ShapedArray
+from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
+from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import ParseError
+
+from coopdialect.interpreter.common import (
+    InterpreterError,
+    SubgroupContext,
+    Workgroup,
+    numpy_dtype,
+    set_subgroup_context,
+)
+
+WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
+
+
+def register_implementations(interpreter: Interpreter) -> None:
+    """Register every impl coopdialect kernels need: xDSL's func/builtin/scf/arith/memref, with
+    coopdialect's arith, scf and memref overrides, and the coop and gpu impls."""
+    from xdsl.interpreters.arith import ArithFunctions
+
+    from coopdialect.interpreter.arith import CoopArithFunctions
+    from coopdialect.interpreter.coop import CoopFunctions
+    from coopdialect.interpreter.gpu import GpuFunctions
+    from coopdialect.interpreter.memref import CoopMemRefFunctions
+    from coopdialect.interpreter.scf import CoopScfFunctions
+
+    for impls in (FuncFunctions(), BuiltinFunctions(), ArithFunctions(), CoopScfFunctions(),
+                  CoopMemRefFunctions(), CoopFunctions(), GpuFunctions()):
+        interpreter.register_implementations(impls)
+    interpreter.register_implementations(CoopArithFunctions(), override=True)
+
+
+class _OpTracker(Interpreter.Listener):
+    """Keeps the stack of ops being interpreted, so an error can name the innermost one."""
+
+    def __init__(self) -> None:
+        self.stack: list[Operation] = []
+
+    def will_interpret_op(self, op: Operation, args: Any) -> None:
+        self.stack.append(op)
+
+    def did_interpret_op(self, op: Operation, results: Any) -> None:
+        self.stack.pop()
+
+
+def _new_interpreter(module: ModuleOp) -> tuple[Interpreter, _OpTracker]:
+    tracker = _OpTracker()
+    interpreter = Interpreter(module, index_bitwidth=64, listeners=(tracker,))
+    register_implementations(interpreter)
+    return interpreter, tracker
+
+
+def _workgroup_size(kernel: func.FuncOp) -> tuple[int, int, int]:
+    attr = kernel.attributes.get(WORKGROUP_SIZE_ATTR)
+    if attr is None:
+        raise InterpreterError(kernel, f"the kernel has no '{WORKGROUP_SIZE_ATTR}' attribute "
+                                       "(array<i32: x, y, z>)")
+    values = attr.get_values() if isinstance(attr, DenseArrayBase) else None
+    if values is None or len(values) != 3 or any(int(v) <= 0 for v in values):
+        raise InterpreterError(kernel, f"'{WORKGROUP_SIZE_ATTR}' must be array<i32: x, y, z> "
+                                       f"with positive entries, got {attr}")
+    x, y, z = (int(v) for v in values)
+    return (x, y, z)
+
+
+def _wrap_arguments(kernel: func.FuncOp, buffers: Sequence[Any]):
+    """Kernel arguments from numpy arrays (memrefs, zero-copy) and Python numbers (scalars).
+
+    Returns (args, copy_backs) where copy_backs lists (caller array, contiguous copy) pairs for
+    arrays that could not be wrapped without a copy."""
+    inputs = kernel.function_type.inputs.data
+    if len(buffers) != len(inputs):
+        raise InterpreterError(kernel, f"the kernel takes {len(inputs)} arguments, "
+                                       f"{len(buffers)} buffers were given")
+    args: list[Any] = []
+    copy_backs: list[tuple[np.ndarray, np.ndarray]] = []
+    for i, (t, buf) in enumerate(zip(inputs, buffers)):
+        if isinstance(t, MemRefType):
+            args.append(_wrap_memref(kernel, i, t, buf, copy_backs))
+        elif isinstance(t, IntegerType | IndexType) and isinstance(buf, int | np.integer):
+            args.append(int(buf))
+        elif isinstance(t, AnyFloat) and isinstance(buf, float | int | np.floating):
+            args.append(np.asarray(buf, dtype=np.float64).astype(numpy_dtype(t))[()])
+        else:
+            raise InterpreterError(kernel, f"argument {i} has type {t}; cannot pass a "
+                                           f"{type(buf).__name__}")
+    return args, copy_backs
+
+
+def _wrap_memref(kernel: func.FuncOp, i: int, t: MemRefType, buf: Any,
+                 copy_backs: list[tuple[np.ndarray, np.ndarray]]) -> ShapedArray:
+    if not isinstance(buf, np.ndarray):
+        raise InterpreterError(kernel, f"argument {i} ({t}) needs a numpy array, got "
+                                       f"{type(buf).__name__}")
+    try:
+        dt = numpy_dtype(t.element_type)
+    except ValueError as e:
+        raise InterpreterError(kernel, f"argument {i}: {e}") from None
+    if buf.dtype != dt:
+        raise InterpreterError(kernel, f"argument {i} ({t}) needs dtype {dt}, got {buf.dtype}")
+    shape = t.get_shape()
+    if len(shape) != buf.ndim or any(d != -1 and d != n for d, n in zip(shape, buf.shape)):
+        raise InterpreterError(kernel, f"argument {i} ({t}) needs shape "
+                                       f"{tuple('?' if d == -1 else d for d in shape)}, got "
+                                       f"{buf.shape}")
+    if buf.flags.c_contiguous and buf.flags.writeable:
+        data = buf
+    else:
+        # zero-copy needs a writable row-major buffer; otherwise copy (and copy back if we can)
+        data = np.ascontiguousarray(buf).copy()
+        if buf.flags.writeable:
+            copy_backs.append((buf, data))
+    raw = RawPtr(memoryview(data.reshape(-1).view(np.uint8)))  # type: ignore[arg-type]
+    return ShapedArray(TypedPtr(raw, xtype=t.element_type), list(buf.shape))
+
+
+def _error(e: BaseException, tracker: _OpTracker, where: str) -> InterpreterError:
+    """One InterpreterError for any failure, naming the innermost op being interpreted."""
+    if isinstance(e, InterpreterError):
+        return InterpreterError(e.op, f"{e.message} ({where})")
+    op = tracker.stack[-1] if tracker.stack else None
+    text = str(e).strip().splitlines()
+    return InterpreterError(op, f"{type(e).__name__}: {text[0] if text else ''} ({where})")
+
+
+def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
+               grid: tuple[int, int, int], *, subgroup_size: int = 32) -> None:
+    """Run `func.func @kernel` of `module` over `grid` workgroups, in place on `buffers`.
+
+    * `buffers`: one per kernel argument, in order. A memref argument takes a numpy array of the
+      memref's shape (`?` dims accept any size) and exact dtype (f16 float16, bf16
+      ml_dtypes.bfloat16, f32 float32, iN/siN intN, uiN uintN, ...); stores land in the caller's
+      array (zero-copy for C-contiguous writable arrays; others are copied in and, if writable,
+      copied back at the end; stores into a read-only array are dropped). Scalar arguments take
+      Python numbers.
+    * `grid`: workgroups along (x, y, z). The workgroup size is the kernel's
+      `coop.workgroup_size = array<i32: x, y, z>` (invocations); a workgroup has
+      ceil(x*y*z / subgroup_size) subgroups.
+    * `subgroup_size`: invocations per subgroup (32 on NVIDIA GPUs).
+
+    Raises InterpreterError (one line: `file:line:col: error: 'op' op message (workgroup (x, y,
+    z), subgroup s)`) for bad arguments, a missing workgroup size, and every run-time error:
+    out-of-bounds accesses, forbidden strides, undefined conversions, divergent control flow, ...
+    """
+    found = SymbolTable.lookup_symbol(module, kernel)
+    if not isinstance(found, func.FuncOp):
+        raise InterpreterError(None, f"no func.func @{kernel} in the module")
+    block_dim = _workgroup_size(found)
+    if len(grid) != 3 or any(int(g) <= 0 for g in grid):
+        raise InterpreterError(found, f"grid must be three positive counts, got {grid}")
+    if subgroup_size <= 0:
+        raise InterpreterError(found, f"subgroup_size must be positive, got {subgroup_size}")
+    grid = (int(grid[0]), int(grid[1]), int(grid[2]))
+    args, copy_backs = _wrap_arguments(found, buffers)
+    invocations = block_dim[0] * block_dim[1] * block_dim[2]
+    nsub = -(-invocations // subgroup_size)
+    threaded = nsub > 1 and any(isinstance(op, xgpu.BarrierOp) for op in module.walk())
+
+    def contexts(block_id):
+        wg = Workgroup(barrier=threading.Barrier(nsub) if threaded else None)
+        return [SubgroupContext(block_id=block_id, grid=grid, block_dim=block_dim,
+                                subgroup_id=s, subgroup_size=subgroup_size, workgroup=wg)
+                for s in range(nsub)]
+
+    blocks = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
+    if not threaded:
+        interpreter, tracker = _new_interpreter(module)
+        for block_id in blocks:
+            for ctx in contexts(block_id):
+                _run_one(interpreter, tracker, found, args, ctx)
+    else:
+        pool = [_new_interpreter(module) for _ in range(nsub)]
+        for block_id in blocks:
+            _run_workgroup_threads(pool, found, args, contexts(block_id))
+    for caller, data in copy_backs:
+        caller[...] = data
+
+
+def _where(ctx: SubgroupContext) -> str:
+    return f"workgroup {ctx.block_id}, subgroup {ctx.subgroup_id}"
+
+
+def _run_one(interpreter: Interpreter, tracker: _OpTracker, kernel: func.FuncOp,
+             args: list[Any], ctx: SubgroupContext) -> None:
+    set_subgroup_context(interpreter, ctx)
+    tracker.stack.clear()
+    try:
+        interpreter.call_op(kernel, tuple(args))
+    except Exception as e:  # noqa: BLE001 - every failure becomes one InterpreterError
+        raise _error(e, tracker, _where(ctx)) from e
+
+
+def _run_workgroup_threads(pool, kernel: func.FuncOp, args: list[Any],
+                           ctxs: list[SubgroupContext]) -> None:
+    errors: list[InterpreterError | None] = [None] * len(ctxs)
+    barrier = ctxs[0].workgroup.barrier
+    assert barrier is not None
+
+    def work(i: int) -> None:
+        interpreter, tracker = pool[i]
+        try:
+            _run_one(interpreter, tracker, kernel, args, ctxs[i])
+        except InterpreterError as e:
+            errors[i] = e
+            barrier.abort()  # release the subgroups waiting for this one
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(ctxs))]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        for t in threads:
+            t.join(timeout=0.02)
+        alive = sum(t.is_alive() for t in threads)
+        if 0 < alive < len(threads) and barrier.n_waiting == alive:
+            # every live subgroup waits at a barrier that a finished one will never reach
+            barrier.abort()
+    # report the root cause, not the aborted barriers it caused
+    real = [e for e in errors if e is not None and "barrier was abandoned" not in e.message]
+    if real or any(errors):
+        raise (real or [e for e in errors if e is not None])[0]
+
+
+def interpret_file(path: str, kernel: str, buffers: Sequence[Any], grid: tuple[int, int, int],
+                   *, subgroup_size: int = 32) -> ModuleOp:
+    """Parse (with op locations) and verify the IR file `path`, then `run_kernel` on it.
+
+    Returns the parsed module. Parse and verifier errors are raised as InterpreterError too, with
+    the `file:line:col` of the problem."""
+    from coopdialect.context import make_context
+    from coopdialect.diagnostics import CoopError, LocatingParser, verify_with_locations
+
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise InterpreterError(None, f"cannot read: {e.strerror or e}", where=path) from None
+    try:
+        module = LocatingParser(make_context(), text, path).parse_module()
+        verify_with_locations(module)
+    except ParseError as e:
+        loc = e.span.get_location()
+        msg = e.msg.strip().splitlines()[0] if e.msg.strip() else "parse error"
+        raise InterpreterError(None, msg, where=f"{loc.file}:{loc.line}:{loc.col}") from None
+    except CoopError as e:
+        raise InterpreterError(e.op, e.message) from None
+    run_kernel(module, kernel, buffers, grid, subgroup_size=subgroup_size)
+    return module
