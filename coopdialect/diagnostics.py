@@ -8,11 +8,12 @@ line the driver prints.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
-from xdsl.utils.lexer import Span
 
 
 class CoopError(DiagnosticException):
@@ -47,14 +48,38 @@ class LocatingParser(Parser):
     """
 
     line_offset = 0
+    _line_starts: list[int] | None = None
+
+    def _line_col(self, pos: int) -> tuple[int, int]:
+        # xDSL's Span.get_location counts newlines from the start of the file at every call,
+        # which makes locating every op quadratic in the file size; bisect a line index instead.
+        if self._line_starts is None:
+            text = self.lexer.input.content
+            starts = [0]
+            find = text.find
+            i = find("\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._line_starts = starts
+        line = bisect_right(self._line_starts, pos)
+        return line + self.line_offset, pos - self._line_starts[line - 1] + 1
 
     def parse_operation(self) -> Operation:
         start = self.pos
         op = super().parse_operation()
         if isinstance(op.location, UnknownLoc):
-            loc = Span(start, start, self.lexer.input, self.line_offset).get_location()
-            op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+            line, col = self._line_col(start)
+            op.location = FileLineColLoc(self._file, IntAttr(line), IntAttr(col))
         return op
+
+    @property
+    def _file(self) -> StringAttr:
+        name = self.lexer.input.name
+        cached = getattr(self, "_file_attr", None)
+        if cached is None or cached.data != name:
+            cached = self._file_attr = StringAttr(name)
+        return cached
 
 
 def verify_with_locations(module: ModuleOp) -> None:
