@@ -1,0 +1,436 @@
+"""The `ptx` dialect: one operation per PTX instruction that coopdialect emits.
+
+SSA values are virtual registers of type `!ptx.reg<KIND>` with KIND one of `pred`, `b16`,
+`b32`, `b64`, `f32`, `f64` (PTX ISA 5.2 "Types"; the printer declares them as `.reg .KIND`).
+An instruction op carries its PTX modifiers verbatim in the `mods` property (for example
+`mods = ".global.f32"` on `ptx.ld`), so the op name plus `mods` is the PTX opcode. Control flow
+is a multi-block region in `ptx.kernel`: `ptx.bra` (with successor operands; the printer turns
+block arguments into register copies) and `ptx.cbra` (`@%p bra`, PTX ISA 9.7.12.1).
+
+Generic syntax only: this dialect is an output format, printed as PTX by
+`coopdialect.ptx.printer`, never written by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, UnitAttr
+from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    successor_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+    var_successor_def,
+)
+from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+REG_KINDS = ("pred", "b16", "b32", "b64", "f32", "f64")
+
+
+@irdl_attr_definition
+class RegType(ParametrizedAttribute, TypeAttribute):
+    """A virtual register of one PTX register class: `!ptx.reg<b32>` (PTX ISA 5.1.1 .reg)."""
+
+    name = "ptx.reg"
+    kind: StringAttr
+
+    def __init__(self, kind: str):
+        super().__init__(StringAttr(kind))
+
+    def verify(self) -> None:
+        if self.kind.data not in REG_KINDS:
+            raise VerifyException(f"register class must be one of {REG_KINDS}, got {self.kind.data}")
+
+
+PRED, B16, B32, B64, F32, F64 = (RegType(k) for k in REG_KINDS)
+
+
+def reg_kind(value: SSAValue) -> str:
+    assert isinstance(value.type, RegType), value.type
+    return value.type.kind.data
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel structure
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """`.visible .entry NAME(.param .u64 P0, ...)` with the body's blocks (PTX ISA 11.1.1).
+
+    `params` are the `.param .u64` pointer names in order; `reqntid` the `.reqntid x, y, z`
+    directive (from `coop.workgroup_size`); `source` the original function name (a comment).
+    """
+
+    name = "ptx.kernel"
+    sym_name = prop_def(StringAttr)
+    params = prop_def(ArrayAttr)
+    reqntid = opt_prop_def(ArrayAttr)
+    body = region_def()
+
+    def __init__(self, sym_name: str, params: Sequence[str], blocks: Sequence[Block],
+                 reqntid: Sequence[int] | None = None):
+        props: dict[str, Attribute] = {
+            "sym_name": StringAttr(sym_name),
+            "params": ArrayAttr([StringAttr(p) for p in params]),
+        }
+        if reqntid is not None:
+            props["reqntid"] = ArrayAttr([IntAttr(x) for x in reqntid])
+        super().__init__(properties=props, regions=[Region(list(blocks))])
+
+
+@irdl_op_definition
+class SharedDeclOp(IRDLOperation):
+    """`.shared .align ALIGN .b8 NAME[SIZE];` inside a kernel (PTX ISA 5.1.5); SIZE in bytes."""
+
+    name = "ptx.shared_decl"
+    sym_name = prop_def(StringAttr)
+    size = prop_def(IntAttr)
+    align = prop_def(IntAttr)
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+
+    def __init__(self, sym_name: str, size: int, align: int = 128):
+        super().__init__(properties={"sym_name": StringAttr(sym_name), "size": IntAttr(size),
+                                     "align": IntAttr(align)})
+
+
+# --------------------------------------------------------------------------------------------
+# Instructions
+# --------------------------------------------------------------------------------------------
+
+
+class PtxInst(IRDLOperation):
+    """Base of the plain instructions: `OPCODE MODS dst, src...;` (register operands only)."""
+
+    OPCODE: ClassVar[str] = ""
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    """Lowest `.version` that has this instruction in the form coopdialect emits."""
+    args = var_operand_def(RegType)
+    outs = var_result_def(RegType)
+    mods = prop_def(StringAttr)
+
+    def __init__(self, mods: str, args: Sequence[SSAValue], out_types: Sequence[RegType]):
+        super().__init__(operands=[list(args)], result_types=[list(out_types)],
+                         properties={"mods": StringAttr(mods)})
+
+
+def _inst(cls_name: str, opcode: str, doc: str, version: tuple[int, int] = (6, 0)):
+    body = {"name": f"ptx.{opcode.replace('.', '_')}", "OPCODE": opcode, "PTX_VERSION": version,
+            "__doc__": doc, "__module__": __name__,
+            "__annotations__": {"OPCODE": ClassVar[str], "PTX_VERSION": ClassVar[tuple]}}
+    return irdl_op_definition(type(cls_name, (PtxInst,), body))
+
+
+AddOp = _inst("AddOp", "add", "`add` (9.7.1.1 integer, 9.7.3.1 float, 9.7.4.1 half).")
+SubOp = _inst("SubOp", "sub", "`sub`.")
+MulOp = _inst("MulOp", "mul", "`mul` (`.lo` for integers).")
+MadOp = _inst("MadOp", "mad", "`mad` (`.lo` for integers): d = a*b + c.")
+FmaOp = _inst("FmaOp", "fma", "`fma.rn`: fused float multiply-add.")
+DivOp = _inst("DivOp", "div", "`div` (`.rn` for floats).")
+RemOp = _inst("RemOp", "rem", "`rem` (integer remainder).")
+NegOp = _inst("NegOp", "neg", "`neg`.")
+MinOp = _inst("MinOp", "min", "`min`.")
+MaxOp = _inst("MaxOp", "max", "`max`.")
+AndOp = _inst("AndOp", "and", "`and` (bitwise; .pred too).")
+OrOp = _inst("OrOp", "or", "`or`.")
+XorOp = _inst("XorOp", "xor", "`xor`.")
+NotOp = _inst("NotOp", "not", "`not`.")
+ShlOp = _inst("ShlOp", "shl", "`shl` (shift amount in a .b32 register).")
+ShrOp = _inst("ShrOp", "shr", "`shr` (.s = arithmetic, .u = logical).")
+CvtOp = _inst("CvtOp", "cvt", "`cvt` (9.7.9.21): type conversion with rounding modifiers in mods.")
+CvtaOp = _inst("CvtaOp", "cvta", "`cvta.to.global.u64`: generic to global address.")
+SetpOp = _inst("SetpOp", "setp", "`setp.CMP.TYPE p, a, b` (9.7.6.1): result is a .pred.")
+SelpOp = _inst("SelpOp", "selp", "`selp.TYPE d, a, b, p`: d = p ? a : b.")
+PrmtOp = _inst("PrmtOp", "prmt", "`prmt.b32 d, a, b, sel` (9.7.8.7): byte permute; sel register.")
+MovOp = _inst("MovOp", "mov", "`mov` of a register, or pack/unpack `{a,b}` (see `ptx.pack`).")
+
+
+@irdl_op_definition
+class MovImmOp(IRDLOperation):
+    """`mov.TYPE d, IMM;` where IMM is printed literally (`5`, `0x3C00`, `0f3F800000`)."""
+
+    name = "ptx.mov_imm"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    mods = prop_def(StringAttr)
+    imm = prop_def(StringAttr)
+    out = result_def(RegType)
+
+    def __init__(self, mods: str, imm: str, out_type: RegType):
+        super().__init__(result_types=[out_type],
+                         properties={"mods": StringAttr(mods), "imm": StringAttr(imm)})
+
+
+@irdl_op_definition
+class MovSpecialOp(IRDLOperation):
+    """`mov.u32 d, %tid.x;` — a special register (PTX ISA 10) or a variable's address."""
+
+    name = "ptx.mov_special"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    mods = prop_def(StringAttr)
+    source = prop_def(StringAttr)
+    out = result_def(RegType)
+
+    def __init__(self, mods: str, source: str, out_type: RegType):
+        super().__init__(result_types=[out_type],
+                         properties={"mods": StringAttr(mods), "source": StringAttr(source)})
+
+
+@irdl_op_definition
+class PackOp(IRDLOperation):
+    """`mov.b32 d, {a, b};` — pack two .b16 into a .b32 (low half first, PTX ISA 9.7.9.10)."""
+
+    name = "ptx.pack"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    mods = prop_def(StringAttr)
+    args = var_operand_def(RegType)
+    out = result_def(RegType)
+
+    def __init__(self, mods: str, args: Sequence[SSAValue], out_type: RegType):
+        super().__init__(operands=[list(args)], result_types=[out_type],
+                         properties={"mods": StringAttr(mods)})
+
+
+@irdl_op_definition
+class UnpackOp(IRDLOperation):
+    """`mov.b32 {a, b}, d;` — split a .b32 into two .b16 (low half first)."""
+
+    name = "ptx.unpack"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    mods = prop_def(StringAttr)
+    arg = operand_def(RegType)
+    outs = var_result_def(RegType)
+
+    def __init__(self, mods: str, arg: SSAValue, out_types: Sequence[RegType]):
+        super().__init__(operands=[arg], result_types=[list(out_types)],
+                         properties={"mods": StringAttr(mods)})
+
+
+@irdl_op_definition
+class LdParamOp(IRDLOperation):
+    """`ld.param.u64 d, [PARAM];` — read a kernel pointer parameter."""
+
+    name = "ptx.ld_param"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    param = prop_def(StringAttr)
+    out = result_def(RegType)
+
+    def __init__(self, param: str):
+        super().__init__(result_types=[B64], properties={"param": StringAttr(param)})
+
+
+@irdl_op_definition
+class LdOp(IRDLOperation):
+    """`ld.SPACE{.v2|.v4}.TYPE d, [addr+offset];` (9.7.9.8); offset in bytes; several results = vector."""
+
+    name = "ptx.ld"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    mods = prop_def(StringAttr)
+    offset = prop_def(IntAttr)
+    addr = operand_def(RegType)
+    outs = var_result_def(RegType)
+
+    def __init__(self, mods: str, addr: SSAValue, offset: int, out_types: Sequence[RegType]):
+        super().__init__(operands=[addr], result_types=[list(out_types)],
+                         properties={"mods": StringAttr(mods), "offset": IntAttr(offset)})
+
+
+@irdl_op_definition
+class StOp(IRDLOperation):
+    """`st.SPACE{.v2|.v4}.TYPE [addr+offset], a;` (9.7.9.10); offset in bytes."""
+
+    name = "ptx.st"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    mods = prop_def(StringAttr)
+    offset = prop_def(IntAttr)
+    addr = operand_def(RegType)
+    values = var_operand_def(RegType)
+
+    def __init__(self, mods: str, addr: SSAValue, offset: int, values: Sequence[SSAValue]):
+        super().__init__(operands=[addr, list(values)],
+                         properties={"mods": StringAttr(mods), "offset": IntAttr(offset)})
+
+
+@irdl_op_definition
+class BarSyncOp(IRDLOperation):
+    """`bar.sync ID;` — CTA barrier (9.7.13.4)."""
+
+    name = "ptx.bar_sync"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    barrier = prop_def(IntAttr)
+
+    def __init__(self, barrier: int = 0):
+        super().__init__(properties={"barrier": IntAttr(barrier)})
+
+
+@irdl_op_definition
+class MmaSyncOp(IRDLOperation):
+    """`mma.sync.aligned.SHAPE.row.col{.satfinite}.D.A.B.C {d}, {a}, {b}, {c};` (9.7.14.5.14).
+
+    `a_count`/`b_count` split the operand list into the A, B and C register vectors.
+    """
+
+    name = "ptx.mma_sync"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (7, 0)
+    mods = prop_def(StringAttr)
+    a_count = prop_def(IntAttr)
+    b_count = prop_def(IntAttr)
+    args = var_operand_def(RegType)
+    outs = var_result_def(RegType)
+
+    def __init__(self, mods: str, a: Sequence[SSAValue], b: Sequence[SSAValue],
+                 c: Sequence[SSAValue], out_types: Sequence[RegType]):
+        super().__init__(operands=[[*a, *b, *c]], result_types=[list(out_types)],
+                         properties={"mods": StringAttr(mods), "a_count": IntAttr(len(a)),
+                                     "b_count": IntAttr(len(b))})
+
+    def groups(self) -> tuple[Sequence[SSAValue], Sequence[SSAValue], Sequence[SSAValue]]:
+        na, nb = self.a_count.data, self.b_count.data
+        args = list(self.args)
+        return args[:na], args[na:na + nb], args[na + nb:]
+
+
+@irdl_op_definition
+class WgmmaFenceOp(IRDLOperation):
+    """`wgmma.fence.sync.aligned;` — orders register accesses before wgmma (9.7.15.5.1)."""
+
+    name = "ptx.wgmma_fence"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+
+
+@irdl_op_definition
+class WgmmaCommitGroupOp(IRDLOperation):
+    """`wgmma.commit_group.sync.aligned;` (9.7.15.6.1)."""
+
+    name = "ptx.wgmma_commit_group"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+
+
+@irdl_op_definition
+class WgmmaWaitGroupOp(IRDLOperation):
+    """`wgmma.wait_group.sync.aligned N;` — N groups may stay in flight (9.7.15.6.2)."""
+
+    name = "ptx.wgmma_wait_group"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    pending = prop_def(IntAttr)
+
+    def __init__(self, pending: int = 0):
+        super().__init__(properties={"pending": IntAttr(pending)})
+
+
+@irdl_op_definition
+class WgmmaMmaAsyncOp(IRDLOperation):
+    """`wgmma.mma_async.sync.aligned.m64nNk16.D.A.B {d}, a-desc, b-desc, scale-d, ...;` (9.7.15.5.2).
+
+    The accumulator registers are read and written: result i is printed with the register of
+    operand `acc[i]` (the lowering gives each accumulator operand no other use afterwards).
+    `imms` are the trailing immediates (scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b).
+    """
+
+    name = "ptx.wgmma_mma_async"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    mods = prop_def(StringAttr)
+    imms = prop_def(StringAttr)
+    desc_a = operand_def(RegType)
+    desc_b = operand_def(RegType)
+    acc = var_operand_def(RegType)
+    outs = var_result_def(RegType)
+
+    def __init__(self, mods: str, desc_a: SSAValue, desc_b: SSAValue, acc: Sequence[SSAValue],
+                 imms: str = "1, 1, 1, 0, 0"):
+        super().__init__(operands=[desc_a, desc_b, list(acc)],
+                         result_types=[[v.type for v in acc]],
+                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms)})
+
+
+@irdl_op_definition
+class FenceProxyAsyncOp(IRDLOperation):
+    """`fence.proxy.async.shared::cta;` — generic-proxy writes visible to the async proxy (9.7.13.4.x)."""
+
+    name = "ptx.fence_proxy_async"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+
+
+@irdl_op_definition
+class CommentOp(IRDLOperation):
+    """`// TEXT` — keeps source names readable in the output."""
+
+    name = "ptx.comment"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    text = prop_def(StringAttr)
+
+    def __init__(self, text: str):
+        super().__init__(properties={"text": StringAttr(text)})
+
+
+@irdl_op_definition
+class BraOp(IRDLOperation):
+    """`bra.uni TARGET;` with block arguments (the printer copies them into the target's registers)."""
+
+    name = "ptx.bra"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    args = var_operand_def(RegType)
+    target = successor_def()
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, target: Block, args: Sequence[SSAValue] = ()):
+        super().__init__(operands=[list(args)], successors=[target])
+
+
+@irdl_op_definition
+class CbraOp(IRDLOperation):
+    """`@%p bra TAKEN;` then fall through to (or `bra` to) OTHER; `negate` prints `@!%p`.
+
+    Neither successor may take block arguments.
+    """
+
+    name = "ptx.cbra"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    pred = operand_def(RegType)
+    negate = opt_prop_def(UnitAttr)
+    taken = successor_def()
+    other = successor_def()
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, pred: SSAValue, taken: Block, other: Block, negate: bool = False):
+        super().__init__(operands=[pred], successors=[taken, other],
+                         properties={"negate": UnitAttr()} if negate else {})
+
+    def verify_(self) -> None:
+        if reg_kind(self.pred) != "pred":
+            raise VerifyException("ptx.cbra needs a .pred register")
+        for b in (self.taken, self.other):
+            if b.args:
+                raise VerifyException("ptx.cbra successors cannot take block arguments")
+
+
+@irdl_op_definition
+class RetOp(IRDLOperation):
+    """`ret;`"""
+
+    name = "ptx.ret"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    traits = traits_def(IsTerminator())
+
+
+PTX = Dialect(
+    "ptx",
+    [KernelOp, SharedDeclOp, AddOp, SubOp, MulOp, MadOp, FmaOp, DivOp, RemOp, NegOp, MinOp, MaxOp,
+     AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, MovOp,
+     MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
+     WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, FenceProxyAsyncOp,
+     CommentOp, BraOp, CbraOp, RetOp],
+    [RegType],
+)

@@ -1,0 +1,45 @@
+"""`convert-coop-to-ptx{target=sm_90a}`: lower kernel functions to the `ptx` dialect.
+
+Every `func.func` with a body becomes a `ptx.kernel` (declarations are dropped); the module gets
+a `ptx.target` attribute that the printer writes as `.target`. The rules are in
+`coopdialect.ptx.lower` (kernel convention, arith, scf, gpu ids), `coopdialect.ptx.coop_rules`
+(subgroup fragments, mma.sync) and `coopdialect.ptx.wgmma` (warpgroup matrices). A shape or type
+the target cannot do is a one-line DiagnosticException naming the op and its location.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException
+
+TARGETS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+
+
+@dataclass(frozen=True)
+class ConvertCoopToPtxPass(ModulePass):
+    """Lower coop kernels to PTX ops; `target` is the `.target` (sm_80 ... sm_90a)."""
+
+    name = "convert-coop-to-ptx"
+    target: str = "sm_90a"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from coopdialect.ptx.lower import lower_function
+
+        if self.target not in TARGETS:
+            raise DiagnosticException(
+                f"convert-coop-to-ptx: unknown target '{self.target}' (one of {', '.join(TARGETS)})")
+        kernels = []
+        for fn in list(op.ops):
+            if isinstance(fn, func.FuncOp) and not fn.is_declaration:
+                kernels.append(lower_function(fn, self.target))
+        for old in list(op.ops):
+            old.detach()
+            old.erase()
+        for k in kernels:
+            op.body.block.add_op(k)
+        op.attributes["ptx.target"] = StringAttr(self.target)

@@ -1,0 +1,110 @@
+"""Unit tests of the PTX backend: fragment layouts, printer, pass options, diagnostics."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from xdsl.dialects.builtin import IntegerType, Signedness, f16, f32
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException
+
+from coopdialect.context import make_context
+from coopdialect.dialects.coop import MatrixType
+from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
+from coopdialect.ptx import PtxTarget, emit_ptx
+from coopdialect.ptx import fragments as fr
+from coopdialect.ptx.printer import emit_to_string
+from coopdialect.tools.gpu.ptx_cases import ROOT
+
+S8 = IntegerType(8, Signedness.SIGNED)
+
+
+@pytest.mark.parametrize("t", [
+    MatrixType(16, 16, f16, "Subgroup", "MatrixA"), MatrixType(32, 32, f16, "Subgroup", "MatrixA"),
+    MatrixType(16, 16, f16, "Subgroup", "MatrixB"), MatrixType(16, 16, f32, "Subgroup", "MatrixAcc"),
+    MatrixType(16, 64, S8, "Subgroup", "MatrixA"), MatrixType(32, 16, S8, "Subgroup", "MatrixB"),
+])
+def test_fragments_cover_each_element_once(t: MatrixType) -> None:
+    lay = fr.subgroup_layout(t)
+    held = [p for lane in range(32) for p in fr.element_positions(t, lay, lane)]
+    assert sorted(held) == sorted(itertools.product(range(t.rows), range(t.columns)))
+
+
+def test_wgmma_accumulator_covers_tile() -> None:
+    t = MatrixType(64, 24, f32, "Workgroup", "MatrixAcc")
+    lay = fr.wgmma_acc_layout(24)
+    held = [p for w in range(4) for lane in range(32) for p in fr.element_positions(t, lay, lane, w)]
+    assert sorted(held) == sorted(itertools.product(range(64), range(24)))
+
+
+def test_ptx_isa_fragment_examples() -> None:
+    # PTX ISA m16n8k16 A: lane 5 (g=1, q=1) holds a0,a1 at (1,2),(1,3), a2 at (9,2), a4 at (1,10).
+    t = MatrixType(16, 16, f16, "Subgroup", "MatrixA")
+    pos = fr.element_positions(t, fr.subgroup_layout(t), 5)
+    assert pos[:5] == [(1, 2), (1, 3), (9, 2), (9, 3), (1, 10)]
+    # m16n8k32 B (8-bit): lane 6 (g=1, q=2) holds b0..b3 at k = 8..11, b4 at k = 24, column 1.
+    b = MatrixType(32, 8, S8, "Subgroup", "MatrixB")
+    assert fr.element_positions(b, fr.subgroup_layout(b), 6)[:5] == [(8, 1), (9, 1), (10, 1), (11, 1), (24, 1)]
+
+
+def _lower(path_or_text: str, target: str = "sm_90a", name: str = "t.mlir"):
+    ctx = make_context()
+    text = (ROOT / path_or_text).read_text() if path_or_text.endswith(".mlir") else path_or_text
+    m = Parser(ctx, text, name).parse_module()
+    m.verify()
+    ConvertCoopToPtxPass(target=target).apply(ctx, m)
+    m.verify()
+    return m
+
+
+def test_printer_is_deterministic_and_complete() -> None:
+    a = emit_ptx(_lower("examples/gemm_f16.mlir"))
+    b = emit_ptx(_lower("examples/gemm_f16.mlir"))
+    assert a == b
+    assert a.splitlines()[1:4] == [".version 8.0", ".target sm_90a", ".address_size 64"]
+    assert ".visible .entry gemm_f16(" in a and ".reqntid 128, 1, 1" in a
+    assert a.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 8
+
+
+def test_target_interface_and_name() -> None:
+    assert PtxTarget.name == "ptx" and ConvertCoopToPtxPass.name == "convert-coop-to-ptx"
+    m = _lower("examples/gemm_s8.mlir")
+    assert emit_to_string(m) == emit_ptx(m)
+
+
+def test_unknown_target_is_an_error() -> None:
+    with pytest.raises(DiagnosticException, match="unknown target 'sm_75'"):
+        _lower("examples/gemm_s8.mlir", target="sm_75")
+
+
+def test_wgmma_needs_sm90a() -> None:
+    text = """
+!a = !coop.matrix<64x16xf16, Workgroup, MatrixA>
+func.func @k(%A: memref<1024xf16>) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %x = coop.load %A[%c0], %c16, RowMajor : memref<1024xf16> -> !a
+  func.return
+}"""
+    with pytest.raises(DiagnosticException, match="'coop.load' op .*needs target sm_90a, not sm_80"):
+        _lower(text, target="sm_80")
+
+
+def test_unsigned_saturation_is_refused() -> None:
+    text = """
+!a = !coop.matrix<16x32xui8, Subgroup, MatrixA>
+!b = !coop.matrix<32x8xui8, Subgroup, MatrixB>
+!c = !coop.matrix<16x8xui32, Subgroup, MatrixAcc>
+func.func @k(%a: memref<512xui8>, %c: memref<128xui32>) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c8 = arith.constant 8 : index
+  %x = coop.load %a[%c0], %c32, RowMajor : memref<512xui8> -> !a
+  %y = coop.load %a[%c0], %c32, ColumnMajor : memref<512xui8> -> !b
+  %z = coop.load %c[%c0], %c8, RowMajor : memref<128xui32> -> !c
+  %d = coop.mul_add %x, %y, %z <SaturatingAccumulation> : !a, !b, !c -> !c
+  func.return
+}"""
+    with pytest.raises(DiagnosticException, match="'coop.mul_add' op SaturatingAccumulation"):
+        _lower(text)
