@@ -50,10 +50,10 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
 
 def compile_to_spirv(module: ModuleOp, flavor: str = "khr") -> bytes:
     """Lower a coop kernel module (in place) and return the SPIR-V binary (bytes, little-endian words)."""
-    from coopdialect.spirv.writer import serialize
+    from coopdialect.spirv.target import emit_spirv
 
     run_pipeline(module, f"convert-coop-to-spirv{{flavor={flavor}}}")
-    return serialize(module)
+    return emit_spirv(module)
 
 
 def compile_to_ptx(module: ModuleOp, target: str = "sm_90a") -> str:
