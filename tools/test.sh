@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 py=${PYTHON:-python3}
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required" >&2; exit 1; }
 [[ -x .venv/bin/python ]] || "$py" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+log=$(mktemp)
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+rm -f "$log"
 
 bin=$(bash tools/install_spirv_tools.sh)
 export PATH="$bin:$PATH"
