@@ -20,27 +20,13 @@ from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.requirements import apply_requirements
 from coopdialect.spirv.writer import serialize
+from validators import spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def spirv_tool(name: str) -> str:
-    """Find a SPIRV-Tools binary; a missing tool is a failure, never a skip."""
-    found = shutil.which(name)
-    candidates = [Path(os.environ["SPIRV_TOOLS_CACHE"]) / "bin" / name] if os.environ.get("SPIRV_TOOLS_CACHE") else []
-    candidates.append(Path.home() / ".cache/coopdialect/spirv-tools/bin" / name)
-    for c in [Path(found)] if found else candidates:
-        if c.is_file():
-            return str(c)
-    pytest.fail(f"{name} not found on PATH, in $SPIRV_TOOLS_CACHE/bin or ~/.cache/coopdialect/spirv-tools/bin "
-                "(install with shared/tools/spirv-tools.sh)")
-
-
 def validate(data: bytes, tmp_path: Path) -> None:
-    f = tmp_path / "m.spv"
-    f.write_bytes(data)
-    r = subprocess.run([spirv_tool("spirv-val"), "--target-env", "vulkan1.3", str(f)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr + r.stdout
+    spirv_val(data, tmp_path)
 
 
 SSBO_F16 = sp.PointerType(sp.StructType([sp.RuntimeArrayType(f16, 2)], [0], block=True), "StorageBuffer")
