@@ -211,7 +211,11 @@ class _KernelLowering:
                 raise CoopError(self.kernel, f"kernel argument {i} must be a storage buffer "
                                 "(a memref without memory space)")
             elem = t.element_type
-            size = elem.bitwidth // 8 if isinstance(elem, AnyFloat) else elem.width.data // 8
+            if not (coop.is_integer(elem) or coop.is_float(elem)):
+                # SPV_NV/KHR_cooperative_matrix: matrices may only live in Function/Private storage
+                raise CoopError(self.kernel, f"kernel argument {i} must be a memref of scalars, got "
+                                f"element type {elem}")
+            size = coop.bit_width(elem) // 8
             struct = sp.StructType([sp.RuntimeArrayType(elem, size)], [0], block=True)
             ptr = sp.PointerType(struct, "StorageBuffer")
             sym = f"{self.name}_{arg.name_hint or f'arg{i}'}"

@@ -61,3 +61,9 @@ func.func @pointer_visible(%A: memref<256xf16>) attributes {coop.workgroup_size 
   func.return
 }
 // CHECK: error: 'coop.load' op the SPIR-V writer does not encode the Scope <id> of MakePointerVisible yet
+
+// -----
+func.func @matrix_buffer(%A: memref<4x!coop.matrix<16x16xf16, Subgroup, MatrixA>>) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+  func.return
+}
+// CHECK: error: 'func.func' op kernel argument 0 must be a memref of scalars, got element type !coop.matrix<16x16xf16, Subgroup, MatrixA>
