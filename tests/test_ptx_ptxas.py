@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from coopdialect.tools.gpu.ptx_cases import (compile_case, example_cases, fragment_cases,
+from coopdialect.tools.gpu.ptx_cases import (compile_case, elementwise_cases, example_cases, fragment_cases,
                                              wgmma_cases)
 
 PTXAS_FALLBACK = "/usr/local/bin/ptxas"
@@ -39,7 +39,7 @@ def _ptxas(ptxas: str, path: Path, arch: str = "sm_90a") -> tuple[int, str]:
 
 def test_every_emitted_ptx_assembles(tmp_path: Path) -> None:
     ptxas = find_ptxas()
-    cases = example_cases() + fragment_cases(60) + wgmma_cases()
+    cases = example_cases() + fragment_cases(60) + elementwise_cases() + wgmma_cases()
     paths = []
     for c in cases:
         p = tmp_path / f"{c.name}.ptx"

@@ -1,7 +1,9 @@
 """Kernel cases for the PTX backend: coop IR text, inputs, and exact expected outputs.
 
-Used by tests/test_ptx_ptxas.py (every case through ptxas) and tools/gpu/ptx_check.py (every
-case on the H200). Expected outputs come from `coop_model`, an exact numpy model of the coop
+Used by tests/test_ptx_ptxas.py (every case through ptxas), tools/gpu/ptx_check.py (every
+case on the H200: the reference there is the coop interpreter, `interpreter_outputs`, checked
+against this model by `check_model` at build time) and tests/test_ptx_cases_interpreter.py.
+`Case.expected` comes from an exact numpy model of the coop
 semantics (coop.py docstrings): loads/stores gather and scatter `buf[offset + r*stride + c]`
 (RowMajor) or `buf[offset + c*stride + r]` (ColumnMajor) in a flat buffer; mul_add is computed
 in int64 / float64 and rounded once (data are small integers or dyadic, so every partial sum is
@@ -189,10 +191,12 @@ def _float_data(rng, t, n):
     return v.astype(NP[t])
 
 
-def elementwise_case(idx: int, rnd: random.Random, rng: np.random.Generator) -> Case:
-    opname = rnd.choice(sorted(ELEMENTWISE))
+def elementwise_case(idx: int, rnd: random.Random, rng: np.random.Generator,
+                     which: tuple[str, str] | None = None) -> Case:
+    """One element-wise op on a random fragment; `which` = (op, element type) or random."""
+    opname = which[0] if which else rnd.choice(sorted(ELEMENTWISE))
     ts, fn, unary = ELEMENTWISE[opname]
-    t = rnd.choice(ts)
+    t = which[1] if which else rnd.choice(ts)
     use, (m, n) = rnd.choice([("MatrixAcc", (16, 16)), ("MatrixA", (16, 32 if "8" in t else 16)),
                               ("MatrixB", (32 if "8" in t else 16, 8)), ("MatrixAcc", (32, 8))])
     if use != "MatrixAcc" and t in ("f32", "si32", "ui32"):
@@ -309,6 +313,14 @@ def fragment_cases(count: int = 60, seed: int = 2026) -> list[Case]:
     return cases
 
 
+def elementwise_cases(seed: int = 2027) -> list[Case]:
+    """Every element-wise op with every element type it takes, once each (33 one-warp cases);
+    fragment use, shape, layouts, offsets and strides random."""
+    rnd, rng = random.Random(seed), np.random.default_rng(seed)
+    pairs = [(op, t) for op in sorted(ELEMENTWISE) for t in ELEMENTWISE[op][0]]
+    return [elementwise_case(300 + i, rnd, rng, p) for i, p in enumerate(pairs)]
+
+
 def example_cases(seed: int = 7) -> list[Case]:
     """The two example GEMMs with their dispatch grids and exact expected C."""
     rng = np.random.default_rng(seed)
@@ -343,9 +355,51 @@ def compile_case(case: Case, target: str = "sm_90a") -> str:
     return emit_ptx(module)
 
 
+class ModelMismatch(AssertionError):
+    """The interpreter and the numpy model disagree on a case (message names the case)."""
+
+
+def interpreter_outputs(case: Case) -> dict[int, np.ndarray]:
+    """Run the case's IR text (the same text `compile_case` compiles) through the coop
+    interpreter on copies of its buffers; returns buffer index -> whole buffer after the run,
+    for the buffers the case checks (`case.expected`'s keys). Interpreter errors propagate."""
+    from coopdialect import api
+
+    module = api.parse(case.mlir, case.name)
+    bufs = [b.copy() for b in case.buffers]
+    api.run_kernel(module, case.kernel, bufs, case.grid)
+    return {i: bufs[i] for i in sorted(case.expected)}
+
+
+def check_model(case: Case, outputs: dict[int, np.ndarray]) -> None:
+    """Raise ModelMismatch unless every byte of `outputs` equals the numpy model's
+    (`case.expected`): bit-exact, so -0.0 vs 0.0 or NaN payloads count as differences."""
+    if sorted(outputs) != sorted(case.expected):
+        raise ModelMismatch(f"{case.name}: output buffers {sorted(outputs)} vs model "
+                            f"{sorted(case.expected)}")
+    for i, want in case.expected.items():
+        got = outputs[i]
+        if got.dtype != want.dtype or got.shape != want.shape:
+            raise ModelMismatch(f"{case.name}: buffer {i} is {got.dtype}{got.shape}, model "
+                                f"{want.dtype}{want.shape}")
+        raw_g = np.ascontiguousarray(got).view(np.uint8).reshape(got.size, -1)
+        raw_w = np.ascontiguousarray(want).view(np.uint8).reshape(want.size, -1)
+        bad = np.nonzero((raw_g != raw_w).any(axis=1))[0]
+        if bad.size:
+            j = int(bad[0])
+            raise ModelMismatch(f"{case.name}: interpreter != numpy model in buffer {i} at "
+                                f"{bad.size} of {got.size} elements; first at flat index {j}: "
+                                f"interpreter {got.reshape(-1)[j]!r}, model {want.reshape(-1)[j]!r}")
+
+
 def wgmma_case(idx: int, et: str, n: int, k: int, lay_a: str, lay_b: str, seed: int = 11) -> Case:
-    """One warpgroup (128 threads): C[64,n] += A[64,k] @ B[k,n] with workgroup-scope matrices,
-    a K loop of 64x n x16 products (-> wgmma.mma_async.m64nNk16)."""
+    """One warpgroup (128 threads): D[64,n] = A[64,k] @ B[k,n] + C with workgroup-scope
+    matrices, a K loop of 64x n x16 products (-> wgmma.mma_async.m64nNk16).
+
+    D is its own buffer, not C updated in place: the interpreter runs each subgroup's copy of
+    a Workgroup matrix one after the other, so an in-place C would be read after another
+    subgroup stored it (C + 4*A@B); which invocation loads/stores which elements is
+    implementation-dependent (KHR), so in-place use without a barrier is not portable anyway."""
     rng = np.random.default_rng(seed + idx)
     A = rng.integers(-3, 4, 64 * k).astype(NP[et])
     B = rng.integers(-3, 4, k * n).astype(NP[et])
@@ -369,14 +423,15 @@ def wgmma_case(idx: int, et: str, n: int, k: int, lay_a: str, lay_b: str, seed: 
         "  %e = coop.mul_add %a, %b, %d : !a, !b, !c -> !c",
         "  scf.yield %e : !c",
         "}",
-        f"coop.store %acc, %C[%c0], %sc, RowMajor : !c, memref<{64 * n}xf32>",
+        f"coop.store %acc, %D[%c0], %sc, RowMajor : !c, memref<{64 * n}xf32>",
     ]
-    mlir = _kernel(name, [("A", 64 * k, et), ("B", k * n, et), ("C", 64 * n, "f32")], body,
+    mlir = _kernel(name, [("A", 64 * k, et), ("B", k * n, et), ("C", 64 * n, "f32"),
+                          ("D", 64 * n, "f32")], body,
                    {"a": f"!coop.matrix<64x16x{et}, Workgroup, MatrixA>",
                     "b": f"!coop.matrix<16x{n}x{et}, Workgroup, MatrixB>",
                     "c": f"!coop.matrix<64x{n}xf32, Workgroup, MatrixAcc>"})
     mlir = mlir.replace("array<i32: 32, 1, 1>", "array<i32: 128, 1, 1>")
-    return Case(name, mlir, name, (1, 1, 1), (128, 1, 1), [A, B, C], {2: want})
+    return Case(name, mlir, name, (1, 1, 1), (128, 1, 1), [A, B, C, np.zeros_like(C)], {3: want})
 
 
 def wgmma_cases() -> list[Case]:

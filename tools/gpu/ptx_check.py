@@ -7,7 +7,11 @@
 
 Cases: the two example GEMMs, randomized one-warp fragment cases (tools/gpu/ptx_cases.py:
 load layouts, offsets and strides, every mma.sync type, element-wise ops, conversions, both
-accumulate types) and one-warpgroup wgmma GEMMs (f16/bf16, several N, every A/B layout). A case passes when every output byte equals the numpy model's. With
+accumulate types), every element-wise op x element type once, and one-warpgroup wgmma GEMMs
+(f16/bf16, several N, every A/B layout). `build` takes every case's expected outputs from the
+coop interpreter (coopdialect.interpreter, run on the same IR text that is compiled) and
+fails, naming the case, unless they also equal the independent numpy model of ptx_cases.py
+bit for bit. On the GPU a case passes when every output byte equals the interpreter's. With
 `--perf`, `run` also times the gemm_f16 example shape at each size against torch.matmul
 (cuBLAS) in the same process and prints TFLOP/s and the ratio.
 """
@@ -30,19 +34,27 @@ def _raw(a: np.ndarray) -> np.ndarray:
 def build(folder: Path, count: int, perf: list[int], extra: list = ()) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from coopdialect.tools.gpu.gen_gemm import gemm_f16_ir
-    from coopdialect.tools.gpu.ptx_cases import (Case, compile_case, example_cases,
-                                                 fragment_cases, wgmma_cases)
+    from coopdialect.tools.gpu.ptx_cases import (Case, check_model, compile_case,
+                                                 elementwise_cases, example_cases,
+                                                 fragment_cases, interpreter_outputs,
+                                                 wgmma_cases)
 
     folder.mkdir(parents=True, exist_ok=True)
-    cases = example_cases() + fragment_cases(count) + wgmma_cases() + list(extra)
+    cases = (example_cases() + fragment_cases(count) + elementwise_cases() + wgmma_cases()
+             + list(extra))
     meta, arrays = [], {}
     for c in cases:
         ptx = compile_case(c)
+        # The reference is the interpreter; the numpy model must agree (else a build error
+        # naming the case: ModelMismatch, or the interpreter's own error).
+        expected = interpreter_outputs(c)
+        check_model(c, expected)
         meta.append({"name": c.name, "kernel": c.kernel, "grid": c.grid, "block": c.block,
-                     "ptx": ptx, "nbuf": len(c.buffers), "outputs": sorted(c.expected)})
+                     "ptx": ptx, "nbuf": len(c.buffers), "outputs": sorted(expected),
+                     "reference": "interpreter (= numpy model)"})
         for i, b in enumerate(c.buffers):
             arrays[f"{c.name}/in{i}"] = _raw(b)
-        for i, e in c.expected.items():
+        for i, e in expected.items():
             arrays[f"{c.name}/exp{i}"] = _raw(e)
     perf_meta = []
     for n in perf:
@@ -52,7 +64,8 @@ def build(folder: Path, count: int, perf: list[int], extra: list = ()) -> None:
                           "ptx": compile_case(case)})
     (folder / "cases.json").write_text(json.dumps({"cases": meta, "perf": perf_meta}))
     np.savez_compressed(folder / "data.npz", **arrays)
-    print(f"built {len(meta)} cases and {len(perf_meta)} perf kernels into {folder}")
+    print(f"built {len(meta)} cases and {len(perf_meta)} perf kernels into {folder}; expected "
+          f"outputs of all {len(meta)} from the interpreter, each equal to the numpy model")
 
 
 def _load(cp, ptx: str, kernel: str, tmp: Path):
@@ -68,7 +81,7 @@ def run(folder: Path, out: Path | None) -> int:
     data = np.load(folder / "data.npz")
     tmp = Path("/tmp/ptxcheck")
     tmp.mkdir(exist_ok=True)
-    lines, passed, failed = [], 0, 0
+    lines, passed, failed, kinds = [], 0, 0, {}
     for c in meta["cases"]:
         try:
             fn = _load(cp, c["ptx"], c["kernel"], tmp)
@@ -86,7 +99,13 @@ def run(folder: Path, out: Path | None) -> int:
         passed += ok
         failed += not ok
         lines.append(f"{status:8s} {c['name']}")
-    lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact")
+        kind = c["name"].split("_")[0].rstrip("0123456789")  # gemm, mma, cv, ew, wgmma
+        k_ok, k_all = kinds.get(kind, (0, 0))
+        kinds[kind] = (k_ok + ok, k_all + 1)
+    lines.append("by kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in kinds.items()))
+    refs = sorted({c.get("reference", "numpy model") for c in meta["cases"]})
+    lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs "
+                 f"{' / '.join(refs)}")
     for p in meta["perf"]:
         lines.append(_perf(cp, p, tmp))
     text = "\n".join(lines)
