@@ -43,6 +43,10 @@ def dialect_factories() -> dict[str, Callable[[], Dialect]]:
         from coopdialect.dialects.coop import Coop
         return Coop
 
+    def tensor_addr():
+        from coopdialect.dialects.tensor_addr import TensorAddr
+        return TensorAddr
+
     def spirv():
         from coopdialect.dialects.spirv import SPIRV
         return SPIRV
@@ -51,12 +55,17 @@ def dialect_factories() -> dict[str, Callable[[], Dialect]]:
         from coopdialect.dialects.ptx import PTX
         return PTX
 
+    def sparse_mma():
+        from coopdialect.dialects.sparse_mma import SparseMma
+        return SparseMma
+
     def test():
         from xdsl.dialects.test import Test
         return Test
 
     return {"builtin": builtin, "func": func, "arith": arith, "scf": scf, "memref": memref,
-            "gpu": gpu, "coop": coop, "spirv": spirv, "ptx": ptx, "test": test}
+            "gpu": gpu, "coop": coop, "tensor_addr": tensor_addr, "spirv": spirv, "ptx": ptx, "sparse_mma": sparse_mma,
+            "test": test}
 
 
 def make_context(allow_unregistered: bool = False) -> Context:

@@ -18,7 +18,17 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
         return ConvertCoopToPtxPass
 
+    def legalize_coop_sizes():
+        from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass
+        return LegalizeCoopSizesPass
+
+    def fold_tensor_views():
+        from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
+        return FoldTensorViewsPass
+
     return {
+        "fold-tensor-views": fold_tensor_views,
+        "legalize-coop-sizes": legalize_coop_sizes,
         "convert-coop-to-spirv": convert_coop_to_spirv,
         "convert-coop-to-ptx": convert_coop_to_ptx,
     }

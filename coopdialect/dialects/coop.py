@@ -87,10 +87,19 @@ class Use(StrEnum):
 
 
 class Layout(StrEnum):
-    """`Cooperative Matrix Layout` (SPV_KHR_cooperative_matrix 3.X; NV's ColumnMajor boolean)."""
+    """`Cooperative Matrix Layout` (SPV_KHR_cooperative_matrix 3.X; NV's ColumnMajor boolean).
+
+    RowBlockedInterleavedARM / ColumnBlockedInterleavedARM come from
+    SPV_ARM_cooperative_matrix_layouts (KHR matrices only; rules in `_check_arm_layout`,
+    addressing in docs/arm-layouts.md and `coopdialect.interpreter.arm_layouts`)."""
 
     RowMajor = "RowMajor"
     ColumnMajor = "ColumnMajor"
+    RowBlockedInterleavedARM = "RowBlockedInterleavedARM"
+    ColumnBlockedInterleavedARM = "ColumnBlockedInterleavedARM"
+
+
+ARM_LAYOUTS = (Layout.RowBlockedInterleavedARM, Layout.ColumnBlockedInterleavedARM)
 
 
 class MatrixOperand(StrEnum):
@@ -439,6 +448,60 @@ def _check_memory_access(op: Operation, access: MemoryAccessAttr | None, is_load
         raise VerifyException(f"MakePointerVisible is not valid with {inst}")
 
 
+ARM = "SPV_ARM_cooperative_matrix_layouts"
+ARM_STRIDES = (1, 2, 4)
+"""Stride values the current registry text allows with the Arm layouts (SPIRV-Registry PR #372,
+2025-11-12, after revision 1 of the seed text)."""
+
+
+def arm_block_columns(component: Attribute) -> int:
+    """Columns of one 64-byte block of an Arm blocked layout: 16 / sizeof(Component Type)."""
+    return 16 // (bit_width(component) // 8)
+
+
+def _check_arm_layout(matrix: MatrixType, stride: SSAValue, layout: Layout, inst: str) -> None:
+    """The validation rules of SPV_ARM_cooperative_matrix_layouts (2.16.1 additions).
+
+    Rev 1 (the seed): Rows a multiple of 4 and Columns a multiple of 16/sizeof(Component Type);
+    RowBlockedInterleavedARM: Columns a multiple of 16/sizeof * Stride; ColumnBlockedInterleavedARM:
+    Rows a multiple of 4 * Stride. Current registry text (tightened after rev 1): Stride must be
+    present and a constant instruction whose value is 1, 2 or 4."""
+    if matrix.is_nv:
+        raise VerifyException(
+            f"MemoryLayout {layout.value} needs a KHR matrix (with a Use): {ARM} extends "
+            "OpCooperativeMatrixLoadKHR/StoreKHR only"
+        )
+    s = constant_int(stride)
+    if s is None:
+        raise VerifyException(
+            f"Stride must be a constant instruction when MemoryLayout is {layout.value} ({ARM}, "
+            f"current registry text; {inst})"
+        )
+    if s not in ARM_STRIDES:
+        raise VerifyException(
+            f"Stride must be 1, 2 or 4 when MemoryLayout is {layout.value}, got {s} ({ARM}, "
+            f"current registry text; {inst})"
+        )
+    cols = arm_block_columns(matrix.element_type)
+    if matrix.rows % 4 or matrix.columns % cols:
+        raise VerifyException(
+            f"with MemoryLayout {layout.value} Rows must be a multiple of 4 and Columns a multiple "
+            f"of 16 / sizeof({matrix.element_type}) = {cols}, got {matrix.rows}x{matrix.columns} "
+            f"({ARM}; {inst})"
+        )
+    if layout == Layout.RowBlockedInterleavedARM and matrix.columns % (cols * s):
+        raise VerifyException(
+            f"with MemoryLayout RowBlockedInterleavedARM Columns must be a multiple of "
+            f"16 / sizeof({matrix.element_type}) * Stride = {cols * s}, got {matrix.columns} "
+            f"({ARM}; {inst})"
+        )
+    if layout == Layout.ColumnBlockedInterleavedARM and matrix.rows % (4 * s):
+        raise VerifyException(
+            f"with MemoryLayout ColumnBlockedInterleavedARM Rows must be a multiple of "
+            f"4 * Stride = {4 * s}, got {matrix.rows} ({ARM}; {inst})"
+        )
+
+
 def _inst_name(matrix: MatrixType, khr: str, nv: str) -> str:
     return nv if matrix.is_nv else khr
 
@@ -457,6 +520,9 @@ class LoadOp(IRDLOperation):
     With RowMajor, element (r, c) is read from `buf[offset + r*stride + c]`; with ColumnMajor,
     from `buf[offset + c*stride + r]` (offset and stride in elements of the memref's element type,
     the memref flattened row-major). Stride must be >= 0 (checked when it is a constant).
+    With RowBlockedInterleavedARM / ColumnBlockedInterleavedARM the matrix is R*C contiguous
+    elements from `offset` in 64-byte blocks interleaved in groups of Stride (1, 2 or 4, a
+    constant); see docs/arm-layouts.md.
     """
 
     name = "coop.load"
@@ -491,6 +557,8 @@ class LoadOp(IRDLOperation):
         inst = _inst_name(m, "OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixLoadNV")
         _check_pointer(self, self.pointer, m, inst)
         _check_memory_access(self, self.memory_access, True, inst)
+        if self.layout.data in ARM_LAYOUTS:
+            _check_arm_layout(m, self.stride, self.layout.data, inst)
         s = constant_int(self.stride)
         if s is not None and s < 0:
             raise VerifyException(
@@ -505,7 +573,8 @@ class StoreOp(IRDLOperation):
     `coop.store %m, %buf[%offset], %stride, RowMajor : !coop.matrix<...>, memref<4096xf32>`
 
     Element (r, c) goes to `buf[offset + r*stride + c]` (RowMajor) or `buf[offset + c*stride + r]`
-    (ColumnMajor), in elements. Stride must be > 0 (checked when it is a constant).
+    (ColumnMajor), in elements. Stride must be > 0 (checked when it is a constant). The Arm
+    blocked layouts are as for `coop.load` (docs/arm-layouts.md).
     """
 
     name = "coop.store"
@@ -539,6 +608,8 @@ class StoreOp(IRDLOperation):
         inst = _inst_name(m, "OpCooperativeMatrixStoreKHR", "OpCooperativeMatrixStoreNV")
         _check_pointer(self, self.pointer, m, inst)
         _check_memory_access(self, self.memory_access, False, inst)
+        if self.layout.data in ARM_LAYOUTS:
+            _check_arm_layout(m, self.stride, self.layout.data, inst)
         s = constant_int(self.stride)
         if s is not None and s <= 0:
             raise VerifyException(f"Stride must be greater than 0 when passed to {inst}, got {s}")
@@ -1125,6 +1196,12 @@ ELEMENTWISE_BINARY = (IAddOp, FAddOp, ISubOp, FSubOp, IMulOp, FMulOp, FDivOp, SD
 CONVERSIONS = (ConvertFToUOp, ConvertFToSOp, ConvertSToFOp, ConvertUToFOp, UConvertOp, SConvertOp,
                FConvertOp, BitcastOp)
 
+def _nv2_ops():
+    # SPV_NV_cooperative_matrix2 ops live in their own module, which imports this one
+    from coopdialect.dialects.coop_nv2 import NV2_OPS
+    return NV2_OPS
+
+
 Coop = Dialect(
     "coop",
     [
@@ -1139,6 +1216,7 @@ Coop = Dialect(
         *ELEMENTWISE_BINARY,
         MatrixTimesScalarOp,
         *CONVERSIONS,
+        *_nv2_ops(),
     ],
     [ScopeAttr, UseAttr, LayoutAttr, StorageClassAttr, MatrixOperandsAttr, MatrixType,
      MemoryAccessAttr],

@@ -43,6 +43,7 @@ from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Operation
 
 from coopdialect.dialects import coop
+from coopdialect.interpreter.arm_layouts import arm_byte_offsets
 from coopdialect.interpreter.common import (
     exact_ints,
     fail,
@@ -100,6 +101,25 @@ def _element_indices(op: Operation, rows: int, cols: int, offset: Any, stride: A
                        f"the {size} elements of the memref (offset {offset}, stride {stride}, "
                        f"{layout.value})")
     return idx
+
+
+def _arm_bytes(op: Operation, m: coop.MatrixType, flat: np.ndarray, offset: Any, stride: Any,
+               is_store: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(byte view of the memref, byte address of each element's bytes in row-major element
+    order, flattened) for the SPV_ARM_cooperative_matrix_layouts layouts (interpreter.arm_layouts)."""
+    offset = uniform(op, offset, "the offset")
+    stride = uniform(op, stride, "the stride")
+    esize = flat.dtype.itemsize
+    try:
+        rel = arm_byte_offsets(m.rows, m.columns, esize, op.layout.data, int(stride))
+    except ValueError as e:
+        raise fail(op, f"{op.layout.data.value}: {e} (at run time)") from None
+    first, count = offset * esize, m.rows * m.columns * esize
+    if offset < 0 or first + count > flat.size * esize:
+        raise fail(op, f"out-of-bounds {'store' if is_store else 'load'}: the {m.rows}x{m.columns} "
+                       f"matrix in {op.layout.data.value} covers elements [{offset}, "
+                       f"{offset + m.rows * m.columns}) of a memref of {flat.size}")
+    return flat.view(np.uint8), (first + rel).reshape(-1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,6 +191,9 @@ class CoopFunctions(InterpreterFunctions):
         assert isinstance(m, coop.MatrixType)
         assert isinstance(op.pointer.type, MemRefType)
         flat = memref_view(op, buf, op.pointer.type)
+        if op.layout.data in coop.ARM_LAYOUTS:
+            raw, addr = _arm_bytes(op, m, flat, offset, stride, False)
+            return (raw[addr].view(flat.dtype).reshape(m.rows, m.columns),)
         idx = _element_indices(op, m.rows, m.columns, offset, stride, op.layout.data,
                                flat.size, False)
         return (flat[idx],)  # fancy indexing copies
@@ -183,6 +206,10 @@ class CoopFunctions(InterpreterFunctions):
         assert isinstance(m, coop.MatrixType)
         assert isinstance(op.pointer.type, MemRefType)
         flat = memref_view(op, buf, op.pointer.type)
+        if op.layout.data in coop.ARM_LAYOUTS:
+            raw, addr = _arm_bytes(op, m, flat, offset, stride, True)
+            raw[addr] = np.ascontiguousarray(value, dtype=flat.dtype).reshape(-1).view(np.uint8)
+            return ()
         idx = _element_indices(op, m.rows, m.columns, offset, stride, op.layout.data,
                                flat.size, True)
         flat[idx] = value

@@ -60,9 +60,13 @@ def register_implementations(interpreter: Interpreter) -> None:
     from coopdialect.interpreter.gpu import GpuFunctions
     from coopdialect.interpreter.memref import CoopMemRefFunctions
     from coopdialect.interpreter.scf import CoopScfFunctions
+    from coopdialect.interpreter.sparse_mma import SparseMmaFunctions
+    from coopdialect.interpreter.coop_nv2 import CoopNV2Functions
+    from coopdialect.interpreter.tensor_addr import TensorAddrFunctions
 
     for impls in (FuncFunctions(), BuiltinFunctions(), ArithFunctions(), CoopScfFunctions(),
-                  CoopMemRefFunctions(), CoopFunctions(), GpuFunctions()):
+                  CoopMemRefFunctions(), CoopFunctions(), GpuFunctions(),
+                  SparseMmaFunctions(), TensorAddrFunctions(), CoopNV2Functions()):
         interpreter.register_implementations(impls)
     interpreter.register_implementations(CoopArithFunctions(), override=True)
 

@@ -92,8 +92,17 @@ def positions(t: coop.MatrixType, lay: fr.FragLayout) -> list[tuple[int, int]]:
     return [(tr + r0, tc + c0) for tr, tc in fr.tiles(t, lay) for r0, c0 in lay.elems]
 
 
+def _refuse_arm_layout(op: coop.LoadOp | coop.StoreOp) -> None:
+    # The Arm blocked layouts are a SPIR-V (SPV_ARM_cooperative_matrix_layouts) memory format;
+    # treating them as RowMajor/ColumnMajor here would silently read the wrong elements.
+    if op.layout.data in coop.ARM_LAYOUTS:
+        raise op_error(op, f"MemoryLayout {op.layout.data.value} has no PTX lowering "
+                           "(SPV_ARM_cooperative_matrix_layouts is SPIR-V only)")
+
+
 @rule(coop.LoadOp)
 def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
+    _refuse_arm_layout(op)
     t = op.result.type
     if t.scope_value == Scope.Workgroup:
         from coopdialect.ptx.wgmma import load_workgroup
@@ -115,6 +124,7 @@ def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
 
 @rule(coop.StoreOp)
 def _store(lw: KernelLowering, op: coop.StoreOp) -> None:
+    _refuse_arm_layout(op)
     t = op.object.type
     frag = lw.vmap[op.object]
     if t.scope_value == Scope.Workgroup:

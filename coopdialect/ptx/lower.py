@@ -598,4 +598,5 @@ def lower_function(fn: func.FuncOp, target: str) -> ptx.KernelOp:
     """Lower one kernel function (see the module docstring); raises DiagnosticException."""
     import coopdialect.ptx.coop_rules  # noqa: F401  (registers the coop rules)
     import coopdialect.ptx.wgmma  # noqa: F401
+    import coopdialect.ptx.sparse  # noqa: F401  (after coop_rules: wraps coop.load/store)
     return KernelLowering(fn, target).run()

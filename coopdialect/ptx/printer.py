@@ -100,6 +100,11 @@ def _inst_text(op: Operation, n: _Names) -> str:
         d = _vec([n[v] for v in op.outs])
         return (f"wgmma.mma_async.sync.aligned{op.mods.data} {d}, {n[op.desc_a]}, "
                 f"{n[op.desc_b]}, {op.imms.data};")
+    if isinstance(op, ptx.WgmmaMmaAsyncSpOp):
+        a = [n[v] for v in op.a]
+        return (f"wgmma.mma_async.sp.sync.aligned{op.mods.data} {_vec([n[v] for v in op.outs])}, "
+                f"{a[0] if len(a) == 1 else _vec(a)}, {n[op.desc_b]}, {n[op.meta]}, "
+                f"{op.sp_sel.data}, {op.imms.data};")
     if isinstance(op, ptx.FenceProxyAsyncOp):
         return "fence.proxy.async.shared::cta;"
     if isinstance(op, ptx.CommentOp):
@@ -117,7 +122,7 @@ class _KernelPrinter:
             for arg in block.args:
                 self.names.define(arg)
             for op in block.ops:
-                if isinstance(op, ptx.WgmmaMmaAsyncOp):  # in-out accumulators
+                if isinstance(op, ptx.WgmmaMmaAsyncOp | ptx.WgmmaMmaAsyncSpOp):  # in-out acc
                     for res, acc in zip(op.outs, op.acc):
                         self.names.names[res] = self.names[acc]
                     continue
@@ -183,7 +188,7 @@ def required_version(module: ModuleOp, target: str) -> tuple[int, int]:
     """Highest PTX_VERSION of the ops used, and at least the target's first version."""
     version = TARGET_VERSION.get(target, (8, 0))
     for op in module.walk():
-        version = max(version, getattr(type(op), "PTX_VERSION", (6, 0)))
+        version = max(version, getattr(op, "PTX_VERSION", (6, 0)))  # per op (wgmma.sp)
     return version
 
 

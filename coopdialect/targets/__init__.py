@@ -1,0 +1,251 @@
+"""Target descriptions: what a device's cooperative-matrix hardware natively does, as data.
+
+A target is a JSON file (schema below, checked by `load_target`); the ones shipped with the
+package are `coopdialect/targets/<name>.json` and are selected by name (`get_target("h200-vulkan")`),
+any other file by its path (`get_target("./my-gpu.json")`), e.g. written by hand from the
+`vulkaninfo` output of another GPU.
+
+Schema (all keys required unless marked optional; type names are VkComponentTypeKHR's short
+spellings `f16 bf16 f32 f64 s8 u8 s16 u16 s32 u32 s64 u64`; sizes in elements):
+
+    name            str
+    description     str
+    source          str   where the numbers come from (measured / document / assumption)
+    api             "vulkan" | "ptx"
+    subgroup_size   int
+    layouts         [Cooperative Matrix Layout name, ...]  (coop.Layout spellings)
+    cooperative_matrix  [{m, n, k, a, b, c, result, saturating: bool, scope: Subgroup|Workgroup}]
+                    VkCooperativeMatrixPropertiesKHR rows (MSize, NSize, KSize, ...)
+    flexible_dimensions [{granularity: [M, N, K], a, b, c, result, saturating, scope,
+                          workgroup_invocations: int | null}]
+                    VkCooperativeMatrixFlexibleDimensionsPropertiesNV rows (may be empty)
+    flexible_max_dimension  int (optional; required when flexible_dimensions is not empty)
+    tensor_addressing   bool  (SPV_NV_tensor_addressing loads with clamping available)
+    ptx             (optional, api "ptx") {mma_sync: [{m, n, k, a, b, c, result}],
+                     wgmma: [{m, n: [N, ...], k, a, b, c, result}], wgmma_sparse: [same]}
+
+Errors: `TargetError` with one line naming the file, the JSON path of the bad entry and what was
+expected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+COMPONENT_TYPES = ("f16", "bf16", "f32", "f64", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64")
+SCOPES = ("Subgroup", "Workgroup")
+LAYOUTS = ("RowMajor", "ColumnMajor", "RowBlockedInterleavedARM", "ColumnBlockedInterleavedARM")
+
+
+class TargetError(ValueError):
+    """A target description that cannot be found or does not match the schema (one line)."""
+
+
+@dataclass(frozen=True)
+class MatrixShape:
+    """One native multiply-add: A is m×k, B k×n, C and Result m×n (elements)."""
+
+    m: int
+    n: int
+    k: int
+    a: str
+    b: str
+    c: str
+    result: str
+    saturating: bool
+    scope: str
+
+    @property
+    def types(self) -> tuple[str, str, str, str]:
+        return (self.a, self.b, self.c, self.result)
+
+
+@dataclass(frozen=True)
+class FlexibleDimensions:
+    """Any M×N×K that are multiples of `granularity` (up to the target's max dimension)."""
+
+    granularity: tuple[int, int, int]
+    a: str
+    b: str
+    c: str
+    result: str
+    saturating: bool
+    scope: str
+    workgroup_invocations: int | None
+
+    @property
+    def types(self) -> tuple[str, str, str, str]:
+        return (self.a, self.b, self.c, self.result)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A loaded, checked target description (see the module docstring for the fields)."""
+
+    name: str
+    description: str
+    source: str
+    api: str
+    subgroup_size: int
+    layouts: tuple[str, ...]
+    cooperative_matrix: tuple[MatrixShape, ...]
+    flexible_dimensions: tuple[FlexibleDimensions, ...]
+    flexible_max_dimension: int
+    tensor_addressing: bool
+    ptx: dict[str, Any] | None
+
+    def native_shapes(self) -> tuple[MatrixShape, ...]:
+        """Every fixed native multiply-add shape: the cooperative_matrix rows, plus for PTX
+        targets the dense wgmma shapes as Workgroup-scope rows (one per N)."""
+        rows = list(self.cooperative_matrix)
+        for w in (self.ptx or {}).get("wgmma", []):
+            for n in w["n"]:
+                rows.append(MatrixShape(w["m"], n, w["k"], w["a"], w["b"], w["c"], w["result"],
+                                        False, "Workgroup"))
+        return tuple(rows)
+
+
+def _fail(where: str, path: str, msg: str) -> TargetError:
+    return TargetError(f"{where}: {path}: {msg}")
+
+
+def _expect(where: str, obj: dict, key: str, kinds: type | tuple[type, ...], path: str,
+            optional: bool = False) -> Any:
+    if key not in obj:
+        if optional:
+            return None
+        raise _fail(where, f"{path}.{key}", "missing")
+    v = obj[key]
+    if isinstance(v, bool) and kinds is int:
+        raise _fail(where, f"{path}.{key}", f"expected an integer, got {v!r}")
+    if not isinstance(v, kinds):
+        names = kinds.__name__ if isinstance(kinds, type) else "/".join(k.__name__ for k in kinds)
+        raise _fail(where, f"{path}.{key}", f"expected {names}, got {type(v).__name__} {v!r}")
+    return v
+
+
+def _pos_int(where: str, obj: dict, key: str, path: str) -> int:
+    v = _expect(where, obj, key, int, path)
+    if v <= 0:
+        raise _fail(where, f"{path}.{key}", f"expected a positive integer, got {v}")
+    return v
+
+
+def _types(where: str, obj: dict, path: str) -> tuple[str, str, str, str]:
+    out = []
+    for key in ("a", "b", "c", "result"):
+        v = _expect(where, obj, key, str, path)
+        if v not in COMPONENT_TYPES:
+            raise _fail(where, f"{path}.{key}", f"unknown component type {v!r} "
+                                                f"(one of {', '.join(COMPONENT_TYPES)})")
+        out.append(v)
+    return tuple(out)  # type: ignore[return-value]
+
+
+def _scope(where: str, obj: dict, path: str) -> str:
+    v = _expect(where, obj, "scope", str, path)
+    if v not in SCOPES:
+        raise _fail(where, f"{path}.scope", f"expected Subgroup or Workgroup, got {v!r}")
+    return v
+
+
+_KEYS = {"name", "description", "source", "api", "subgroup_size", "layouts", "cooperative_matrix",
+         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx"}
+
+
+def parse_target(data: Any, where: str = "<target>") -> Target:
+    """Check `data` (decoded JSON) against the schema and build a Target; TargetError if not."""
+    if not isinstance(data, dict):
+        raise _fail(where, "$", f"expected an object, got {type(data).__name__}")
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise _fail(where, "$", f"unknown key(s) {', '.join(sorted(unknown))}")
+    name = _expect(where, data, "name", str, "$")
+    description = _expect(where, data, "description", str, "$")
+    source = _expect(where, data, "source", str, "$")
+    api = _expect(where, data, "api", str, "$")
+    if api not in ("vulkan", "ptx"):
+        raise _fail(where, "$.api", f"expected vulkan or ptx, got {api!r}")
+    subgroup = _pos_int(where, data, "subgroup_size", "$")
+    layouts = _expect(where, data, "layouts", list, "$")
+    for i, lay in enumerate(layouts):
+        if lay not in LAYOUTS:
+            raise _fail(where, f"$.layouts[{i}]", f"unknown layout {lay!r} (one of {', '.join(LAYOUTS)})")
+    rows = []
+    for i, r in enumerate(_expect(where, data, "cooperative_matrix", list, "$")):
+        p = f"$.cooperative_matrix[{i}]"
+        if not isinstance(r, dict):
+            raise _fail(where, p, "expected an object")
+        m, n, k = (_pos_int(where, r, key, p) for key in ("m", "n", "k"))
+        rows.append(MatrixShape(m, n, k, *_types(where, r, p),
+                                _expect(where, r, "saturating", bool, p), _scope(where, r, p)))
+    flex = []
+    for i, r in enumerate(_expect(where, data, "flexible_dimensions", list, "$")):
+        p = f"$.flexible_dimensions[{i}]"
+        if not isinstance(r, dict):
+            raise _fail(where, p, "expected an object")
+        g = _expect(where, r, "granularity", list, p)
+        if len(g) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
+            raise _fail(where, f"{p}.granularity", f"expected [M, N, K] positive integers, got {g!r}")
+        scope = _scope(where, r, p)
+        inv = _expect(where, r, "workgroup_invocations", (int, type(None)), p)
+        if scope == "Workgroup" and not (isinstance(inv, int) and inv > 0):
+            raise _fail(where, f"{p}.workgroup_invocations", "a Workgroup-scope row needs a positive count")
+        flex.append(FlexibleDimensions(tuple(g), *_types(where, r, p),
+                                       _expect(where, r, "saturating", bool, p), scope, inv))
+    max_dim = _expect(where, data, "flexible_max_dimension", int, "$", optional=True)
+    if flex and not max_dim:
+        raise _fail(where, "$.flexible_max_dimension", "required when flexible_dimensions is not empty")
+    tensor = _expect(where, data, "tensor_addressing", bool, "$")
+    ptx = _expect(where, data, "ptx", dict, "$", optional=True)
+    if ptx is not None:
+        for table in ("mma_sync", "wgmma", "wgmma_sparse"):
+            for i, r in enumerate(_expect(where, ptx, table, list, "$.ptx")):
+                p = f"$.ptx.{table}[{i}]"
+                if not isinstance(r, dict):
+                    raise _fail(where, p, "expected an object")
+                _types(where, r, p)
+                _pos_int(where, r, "m", p)
+                _pos_int(where, r, "k", p)
+                n = r.get("n")
+                ns = n if table != "mma_sync" else [n]
+                if not isinstance(ns, list) or not ns or not all(
+                        isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in ns):
+                    raise _fail(where, f"{p}.n", f"expected {'a list of ' if table != 'mma_sync' else 'a '}"
+                                                 f"positive integer(s), got {n!r}")
+    return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
+                  max_dim or 0, tensor, ptx)
+
+
+def shipped_targets() -> list[str]:
+    """Names of the target descriptions shipped in the package."""
+    return sorted(p.name[:-5] for p in resources.files(__name__).iterdir() if p.name.endswith(".json"))
+
+
+def load_target(path: str | Path) -> Target:
+    """Load and check the target description at `path` (a JSON file); TargetError if bad."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise TargetError(f"{p}: cannot read the target description: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise TargetError(f"{p}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    return parse_target(data, str(p))
+
+
+def get_target(name_or_path: str) -> Target:
+    """A shipped target by name (`h200-vulkan`, `arm-mali`, `sm90a-ptx`) or any JSON file by path."""
+    if name_or_path in shipped_targets():
+        res = resources.files(__name__).joinpath(f"{name_or_path}.json")
+        return parse_target(json.loads(res.read_text()), f"{name_or_path}.json")
+    if name_or_path.endswith(".json") or "/" in name_or_path:
+        return load_target(name_or_path)
+    raise TargetError(f"unknown target '{name_or_path}': the shipped ones are "
+                      f"{', '.join(shipped_targets())}; or give the path of a .json file")

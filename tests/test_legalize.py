@@ -1,0 +1,162 @@
+"""legalize-coop-sizes: random GEMM-like programs give the same interpreter results before and
+after the pass (bit-exact: floats use small integers, which every order of summation gives
+exactly; integers use the full range, which wraps the same way), and the result has only
+multiply-adds native to the target. Plus the target loader's schema errors.
+"""
+
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coopdialect.context import make_context
+from coopdialect.diagnostics import CoopError, LocatingParser
+from coopdialect.interpreter import run_kernel
+from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass, non_native_ops
+from coopdialect.targets import TargetError, get_target, load_target, shipped_targets
+
+SETTINGS = settings(max_examples=80, deadline=None)
+
+# target spelling -> (MLIR type, numpy dtype)
+MLIR = {"f16": ("f16", np.float16), "bf16": ("bf16", ml_dtypes.bfloat16), "f32": ("f32", np.float32),
+        "s8": ("i8", np.int8), "u8": ("i8", np.uint8), "s32": ("i32", np.int32),
+        "u32": ("i32", np.uint32)}
+
+
+def parse(text: str):
+    module = LocatingParser(make_context(), text, "legalize.mlir").parse_module()
+    module.verify()
+    return module
+
+
+def program(row, m, n, k, b_col_major: bool, loop: bool, elementwise: bool) -> str:
+    ta, tb, tc = (MLIR[x][0] for x in (row.a, row.b, row.c))
+    flags = " <ASigned|BSigned|CSigned|ResultSigned>" if row.a.startswith("s") else ""
+    A = f"!coop.matrix<{m}x{k}x{ta}, Subgroup, MatrixA>"
+    B = f"!coop.matrix<{k}x{n}x{tb}, Subgroup, MatrixB>"
+    C = f"!coop.matrix<{m}x{n}x{tc}, Subgroup, MatrixAcc>"
+    layout_b, ldb = ("ColumnMajor", k) if b_col_major else ("RowMajor", n)
+    add = "coop.fadd" if tc.startswith(("f", "b")) else "coop.iadd"
+    lines = [
+        f"func.func @k(%A: memref<{m * k}x{ta}>, %B: memref<{k * n}x{tb}>, %C: memref<{m * n}x{tc}>)",
+        "    attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {",
+        "  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
+        "  %c2 = arith.constant 2 : index",
+        f"  %lda = arith.constant {k} : index", f"  %ldb = arith.constant {ldb} : index",
+        f"  %ldc = arith.constant {n} : index",
+        f"  %a = coop.load %A[%c0], %lda, RowMajor : memref<{m * k}x{ta}> -> {A}",
+        f"  %b = coop.load %B[%c0], %ldb, {layout_b} : memref<{k * n}x{tb}> -> {B}",
+        f"  %c = coop.load %C[%c0], %ldc, RowMajor : memref<{m * n}x{tc}> -> {C}",
+    ]
+    cur = "%c"
+    if elementwise:
+        lines.append(f"  %e = {add} %c, %c : {C}")
+        cur = "%e"
+    if loop:
+        lines += [f"  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = {cur}) -> ({C}) {{",
+                  f"    %d = coop.mul_add %a, %b, %acc{flags} : {A}, {B}, {C} -> {C}",
+                  f"    scf.yield %d : {C}", "  }"]
+    else:
+        lines.append(f"  %r = coop.mul_add %a, %b, {cur}{flags} : {A}, {B}, {C} -> {C}")
+    lines += [f"  coop.store %r, %C[%c0], %ldc, RowMajor : {C}, memref<{m * n}x{tc}>",
+              "  func.return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def data(rng, name: str, size: int):
+    dt = MLIR[name][1]
+    if name in ("f16", "bf16", "f32"):
+        lim = 2 if name != "f32" else 2
+        return rng.integers(-lim, lim + 1, size).astype(dt)
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max, size, endpoint=True).astype(dt)
+    return x.view(np.int8 if info.bits == 8 else np.int32)  # signless iN buffers are intN
+
+
+@st.composite
+def cases(draw):
+    name = draw(st.sampled_from(shipped_targets()))
+    target = get_target(name)
+    rows = [r for r in target.cooperative_matrix if r.scope == "Subgroup" and r.c == r.result]
+    row = draw(st.sampled_from(rows))
+    fm, fn, fk = (draw(st.integers(1, 3)) for _ in range(3))
+    m, n, k = row.m * fm, row.n * fn, row.k * fk
+    return (name, row, m, n, k, draw(st.booleans()), draw(st.booleans()), draw(st.booleans()),
+            draw(st.booleans()))
+
+
+@SETTINGS
+@given(cases(), st.integers(0, 2**31))
+def test_pass_preserves_interpreter_results(case, seed):
+    name, row, m, n, k, col_b, loop, elementwise, flexible = case
+    text = program(row, m, n, k, col_b, loop, elementwise)
+    rng = np.random.default_rng(seed)
+    a, b, c = data(rng, row.a, m * k), data(rng, row.b, k * n), data(rng, row.c, m * n)
+    if row.c == "f16":
+        c = (c * 10).astype(np.float16)
+    before = [a.copy(), b.copy(), c.copy()]
+    run_kernel(parse(text), "k", before, (1, 1, 1))
+    module = parse(text)
+    LegalizeCoopSizesPass(target=name, flexible=flexible).apply(make_context(), module)
+    module.verify()
+    target = get_target(name)
+    assert non_native_ops(module, target, flexible) == []
+    after = [a.copy(), b.copy(), c.copy()]
+    run_kernel(module, "k", after, (1, 1, 1))
+    assert after[2].tobytes() == before[2].tobytes()
+
+
+def test_largest_dividing_native_shape_is_chosen():
+    target = get_target("h200-vulkan")
+    row = next(r for r in target.cooperative_matrix if r.types == ("f16", "f16", "f32", "f32")
+               and (r.m, r.n, r.k) == (16, 16, 16))
+    module = parse(program(row, 32, 24, 16, False, False, False))  # N = 24: only 8 divides it
+    LegalizeCoopSizesPass(target="h200-vulkan", flexible=False).apply(make_context(), module)
+    shapes = {(op.a.type.rows, op.b.type.columns, op.a.type.columns)
+              for op in module.walk() if op.name == "coop.mul_add"}
+    assert shapes == {(16, 8, 16)}
+
+
+def test_refusal_names_op_shape_and_native_shapes():
+    target = get_target("h200-vulkan")
+    row = next(r for r in target.cooperative_matrix if r.types == ("f16", "f16", "f32", "f32"))
+    module = parse(program(row, 20, 16, 16, False, False, False))
+    with pytest.raises(CoopError) as e:
+        LegalizeCoopSizesPass(target="h200-vulkan", flexible=False).apply(make_context(), module)
+    msg = str(e.value)
+    assert "'coop.mul_add' op 20x16x16 f16·f16·f32·f32 Subgroup has no native tiling" in msg
+    assert "16x16x16, 16x8x16, 16x8x8" in msg and "\n" not in msg
+
+
+def test_shipped_targets_and_loader_errors(tmp_path):
+    assert {"h200-vulkan", "arm-mali", "sm90a-ptx"} <= set(shipped_targets())
+    h200 = get_target("h200-vulkan")
+    assert len(h200.cooperative_matrix) == 11 and h200.flexible_max_dimension == 1024
+    ptx = get_target("sm90a-ptx")
+    assert any(r.scope == "Workgroup" and (r.m, r.n, r.k) == (64, 256, 16) for r in ptx.native_shapes())
+    good = json.loads((tmp_path / "x").parent.joinpath("x").name and json.dumps({
+        "name": "mine", "description": "d", "source": "vulkaninfo", "api": "vulkan",
+        "subgroup_size": 32, "layouts": ["RowMajor"], "flexible_dimensions": [],
+        "tensor_addressing": False,
+        "cooperative_matrix": [{"m": 8, "n": 8, "k": 8, "a": "f16", "b": "f16", "c": "f16",
+                                "result": "f16", "saturating": False, "scope": "Subgroup"}]}))
+    p = tmp_path / "mine.json"
+    p.write_text(json.dumps(good))
+    assert get_target(str(p)).cooperative_matrix[0].m == 8
+    bad = dict(good, cooperative_matrix=[dict(good["cooperative_matrix"][0], a="f17")])
+    p.write_text(json.dumps(bad))
+    with pytest.raises(TargetError, match=r"mine.json: \$.cooperative_matrix\[0\].a: unknown component type 'f17'"):
+        load_target(p)
+    p.write_text("{")
+    with pytest.raises(TargetError, match="not valid JSON"):
+        load_target(p)
+    with pytest.raises(TargetError, match="unknown target 'nope'"):
+        get_target("nope")
+    p.write_text(json.dumps({k: v for k, v in good.items() if k != "api"}))
+    with pytest.raises(TargetError, match=r"\$.api: missing"):
+        load_target(p)
