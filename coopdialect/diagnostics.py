@@ -13,6 +13,7 @@ from bisect import bisect_right
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 
@@ -83,12 +84,29 @@ class LocatingParser(Parser):
 
 
 def verify_with_locations(module: ModuleOp) -> None:
-    """`module.verify()`, but a failure is a CoopError naming the failing op and its location."""
+    """`module.verify()`, but a failure is a CoopError naming the failing op and its location.
+
+    Checks what `module.verify()` checks: every op's verifier, plus the structure that
+    `Region.verify`/`Block.verify` check (parent pointers, no empty single-block region unless the
+    op has NoTerminator), each op once."""
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
             raise CoopError(op, _first_line(str(e))) from None
+        for region in op.regions:
+            blocks = region.blocks
+            for block in blocks:
+                empty = True
+                for child in block.ops:
+                    empty = False
+                    if child.parent is not block:
+                        raise ValueError("Parent pointer of operation does not refer to containing region")
+                if empty and len(blocks) == 1 and not op.has_trait(NoTerminator):
+                    raise CoopError(op, f"Operation {op.name} contains empty block in single-block region "
+                                    "that expects at least a terminator")
+                if block.parent is not region:
+                    raise ValueError("Parent pointer of block does not refer to containing region")
 
 
 def _first_line(text: str) -> str:

@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     Signedness,
+    SymbolRefAttr,
     VectorType,
     i1,
     i32,
@@ -121,6 +122,10 @@ class _KernelLowering:
         self.buffers: dict[SSAValue, tuple[str, sp.PointerType]] = {}
         self.constants: dict[tuple, SSAValue] = {}
         self.constant_ops: list[Operation] = []
+        # one attribute object per distinct type / symbol: attributes are immutable, and shared
+        # objects are cheaper to build, hash and compare downstream
+        self.matrix_types: dict[coop.MatrixType, Attribute] = {}
+        self.buffer_refs: dict[SSAValue, tuple[SymbolRefAttr, sp.PointerType, sp.PointerType]] = {}
         self.fn = sp.FuncOp(self.name, FunctionType.from_lists([], []))
         self.block = self.fn.body.blocks[0]
         self.workgroup_size = self._workgroup_size()
@@ -171,6 +176,12 @@ class _KernelLowering:
         return self.scalar_type(op, t)
 
     def matrix_type(self, op: Operation, t: coop.MatrixType) -> Attribute:
+        cached = self.matrix_types.get(t)
+        if cached is None:
+            cached = self.matrix_types[t] = self._matrix_type(op, t)
+        return cached
+
+    def _matrix_type(self, op: Operation, t: coop.MatrixType) -> Attribute:
         if self.flavor == "khr":
             if t.is_nv:
                 raise CoopError(op, f"{t} has no Use: NV matrices need convert-coop-to-spirv{{flavor=nv}}")
@@ -182,10 +193,14 @@ class _KernelLowering:
         """OpAccessChain to element `offset` of the storage buffer bound to `memref`."""
         if memref not in self.buffers:
             raise CoopError(op, "loads and stores must address a kernel memref argument")
-        sym, ptr_type = self.buffers[memref]
-        base = self.emit(sp.AddressOfOp(sym, ptr_type)).pointer
-        array = ptr_type.pointee.members.data[0]
-        elem_ptr = sp.PointerType(array.element_type, "StorageBuffer")
+        refs = self.buffer_refs.get(memref)
+        if refs is None:
+            sym, ptr_type = self.buffers[memref]
+            array = ptr_type.pointee.members.data[0]
+            refs = self.buffer_refs[memref] = (SymbolRefAttr(sym), ptr_type,
+                                               sp.PointerType(array.element_type, "StorageBuffer"))
+        sym_ref, ptr_type, elem_ptr = refs
+        base = self.emit(sp.AddressOfOp(sym_ref, ptr_type)).pointer
         zero = self.const(0, i32)
         return self.emit(sp.AccessChainOp(base, [zero, self.get(op, offset)], elem_ptr)).result
 

@@ -83,8 +83,9 @@ class CoopOptMain(xDSLOptMain):
     def setup_pipeline(self):
         super().setup_pipeline()
 
-        # xDSL's callback verifies without locations; this one reports the failing op's location
-        # (it runs before the first pass, between passes and after the last one).
+        # xDSL's callback verifies without locations; this one reports the failing op's location.
+        # It runs before the first pass, between passes and after the last one; the verification
+        # after the last pass also stands for the emitter's (see `emit`).
         def callback(previous, module: ModuleOp, next_pass) -> None:
             if not self.args.disable_verify:
                 verify_with_locations(module)
@@ -95,6 +96,15 @@ class CoopOptMain(xDSLOptMain):
 
     def emit(self, prog: ModuleOp) -> str | bytes:
         """The output of the selected target for one module: text, or bytes for binary targets."""
+        if self.args.disable_verify or parse_spec(self.args.target).name not in ("spirv", "spirv-asm"):
+            return self._emit(prog)
+        from coopdialect.spirv.writer import verified_by_caller
+
+        # the pipeline has just verified `prog` (after its last pass): the SPIR-V writer need not
+        with verified_by_caller():
+            return self._emit(prog)
+
+    def _emit(self, prog: ModuleOp) -> str | bytes:
         spec = parse_spec(self.args.target)
         target = self.available_targets[spec.name]
         if spec.name in _targets():

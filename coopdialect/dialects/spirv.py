@@ -447,6 +447,24 @@ def _group_operands(cls: type[IRDLOperation], flat: list[SSAValue]) -> list[SSAV
     return out
 
 
+def _fast_init(op: IRDLOperation, operands: Sequence[object], result_types: Sequence[object] = (),
+               properties: dict[str, Attribute] | None = None) -> bool:
+    """Build `op` straight through `Operation.__init__` when `operands` are plain SSA values (one
+    per operand, variadics flattened, absent optionals left out) and `result_types` attributes:
+    for ops without segment-size options this is what `IRDLOperation.__init__` builds, minus its
+    generic argument grouping, the main cost of creating an op. Returns False (nothing done) for
+    anything else, so that the caller takes the generic path and its error messages."""
+    for o in operands:
+        if not isinstance(o, SSAValue):
+            return False
+    for t in result_types:
+        if not isinstance(t, Attribute):
+            return False
+    Operation.__init__(op, operands=operands, result_types=result_types,
+                       properties=properties if properties is not None else {})
+    return True
+
+
 _GENERIC_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
 _NO_RESULT_FORMAT = "operands attr-dict `:` type(operands)"
 
@@ -458,7 +476,8 @@ class _Binary(SpirvInstruction):
     assembly_format = _GENERIC_FORMAT
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
-        super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
+        if not _fast_init(self, [lhs, rhs], [result_type or lhs.type]):
+            super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
 
 
 class _Unary(SpirvInstruction):
@@ -467,7 +486,8 @@ class _Unary(SpirvInstruction):
     assembly_format = _GENERIC_FORMAT
 
     def __init__(self, operand: SSAValue, result_type: Attribute | None = None):
-        super().__init__(operands=[operand], result_types=[result_type or operand.type])
+        if not _fast_init(self, [operand], [result_type or operand.type]):
+            super().__init__(operands=[operand], result_types=[result_type or operand.type])
 
 
 class _Compare(_Binary):
@@ -634,8 +654,9 @@ class LoadOp(SpirvInstruction):
 
     def __init__(self, pointer: SSAValue, memory_access: str | None = None):
         assert isinstance(pointer.type, PointerType)
-        super().__init__(operands=[pointer], result_types=[pointer.type.pointee],
-                         properties=_props(memory_access=memory_access))
+        props = _props(memory_access=memory_access)
+        if not _fast_init(self, [pointer], [pointer.type.pointee], props):
+            super().__init__(operands=[pointer], result_types=[pointer.type.pointee], properties=props)
 
 
 @irdl_op_definition
@@ -652,7 +673,9 @@ class StoreOp(SpirvInstruction):
     assembly_format = _NO_RESULT_FORMAT
 
     def __init__(self, pointer: SSAValue, value: SSAValue, memory_access: str | None = None):
-        super().__init__(operands=[pointer, value], properties=_props(memory_access=memory_access))
+        props = _props(memory_access=memory_access)
+        if not _fast_init(self, [pointer, value], (), props):
+            super().__init__(operands=[pointer, value], properties=props)
 
 
 @irdl_op_definition
@@ -667,7 +690,8 @@ class AccessChainOp(SpirvInstruction):
     assembly_format = _GENERIC_FORMAT
 
     def __init__(self, base: SSAValue, indices: Sequence[SSAValue], result_type: PointerType):
-        super().__init__(operands=[base, list(indices)], result_types=[result_type])
+        if not _fast_init(self, [base, *indices], [result_type]):
+            super().__init__(operands=[base, list(indices)], result_types=[result_type])
 
 
 def _props(**kw: str | None) -> dict[str, Attribute]:
@@ -697,8 +721,10 @@ class KHRCooperativeMatrixLoadOp(SpirvInstruction):
 
     def __init__(self, pointer: SSAValue, layout: SSAValue, stride: SSAValue | None,
                  result_type: CooperativeMatrixType, memory_operand: str | None = None):
-        super().__init__(operands=[pointer, layout, stride], result_types=[result_type],
-                         properties=_props(memory_operand=memory_operand))
+        props = _props(memory_operand=memory_operand)
+        flat = [pointer, layout] if stride is None else [pointer, layout, stride]
+        if not _fast_init(self, flat, [result_type], props):
+            super().__init__(operands=[pointer, layout, stride], result_types=[result_type], properties=props)
 
 
 @irdl_op_definition
@@ -718,7 +744,10 @@ class KHRCooperativeMatrixStoreOp(SpirvInstruction):
 
     def __init__(self, pointer: SSAValue, obj: SSAValue, layout: SSAValue, stride: SSAValue | None,
                  memory_operand: str | None = None):
-        super().__init__(operands=[pointer, obj, layout, stride], properties=_props(memory_operand=memory_operand))
+        props = _props(memory_operand=memory_operand)
+        flat = [pointer, obj, layout] if stride is None else [pointer, obj, layout, stride]
+        if not _fast_init(self, flat, (), props):
+            super().__init__(operands=[pointer, obj, layout, stride], properties=props)
 
 
 @irdl_op_definition
@@ -739,8 +768,9 @@ class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
 
     def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, matrix_operands: str | None = None,
                  result_type: Attribute | None = None):
-        super().__init__(operands=[a, b, c], result_types=[result_type or c.type],
-                         properties=_props(matrix_operands=matrix_operands))
+        props = _props(matrix_operands=matrix_operands)
+        if not _fast_init(self, [a, b, c], [result_type or c.type], props):
+            super().__init__(operands=[a, b, c], result_types=[result_type or c.type], properties=props)
 
 
 class _MatrixLength(SpirvInstruction):
@@ -788,8 +818,10 @@ class NVCooperativeMatrixLoadOp(SpirvInstruction):
 
     def __init__(self, pointer: SSAValue, stride: SSAValue, column_major: SSAValue,
                  result_type: NVCooperativeMatrixType, memory_access: str | None = None):
-        super().__init__(operands=[pointer, stride, column_major], result_types=[result_type],
-                         properties=_props(memory_access=memory_access))
+        props = _props(memory_access=memory_access)
+        if not _fast_init(self, [pointer, stride, column_major], [result_type], props):
+            super().__init__(operands=[pointer, stride, column_major], result_types=[result_type],
+                             properties=props)
 
 
 @irdl_op_definition
@@ -809,8 +841,9 @@ class NVCooperativeMatrixStoreOp(SpirvInstruction):
 
     def __init__(self, pointer: SSAValue, obj: SSAValue, stride: SSAValue, column_major: SSAValue,
                  memory_access: str | None = None):
-        super().__init__(operands=[pointer, obj, stride, column_major],
-                         properties=_props(memory_access=memory_access))
+        props = _props(memory_access=memory_access)
+        if not _fast_init(self, [pointer, obj, stride, column_major], (), props):
+            super().__init__(operands=[pointer, obj, stride, column_major], properties=props)
 
 
 @irdl_op_definition
@@ -826,7 +859,8 @@ class NVCooperativeMatrixMulAddOp(SpirvInstruction):
     assembly_format = _GENERIC_FORMAT
 
     def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, result_type: Attribute | None = None):
-        super().__init__(operands=[a, b, c], result_types=[result_type or c.type])
+        if not _fast_init(self, [a, b, c], [result_type or c.type]):
+            super().__init__(operands=[a, b, c], result_types=[result_type or c.type])
 
 
 @irdl_op_definition
@@ -1063,7 +1097,8 @@ class AddressOfOp(IRDLOperation):
     def __init__(self, variable: str | SymbolRefAttr, pointer_type: PointerType):
         if isinstance(variable, str):
             variable = SymbolRefAttr(variable)
-        super().__init__(properties={"variable": variable}, result_types=[pointer_type])
+        if not _fast_init(self, (), [pointer_type], {"variable": variable}):
+            super().__init__(properties={"variable": variable}, result_types=[pointer_type])
 
 
 @irdl_op_definition

@@ -105,6 +105,20 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
             yield Feature("Capability", _STORAGE_16[sc], where)
 
 
+_TYPE_KEYS: dict[tuple[Attribute, str | None], tuple[tuple[str, str], ...]] = {}
+
+
+def _type_keys(t: Attribute, sc: str | None = None) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of `_type_features(t, ..., sc)`, memoized per type (attributes are immutable)."""
+    key = (t, sc)
+    keys = _TYPE_KEYS.get(key)
+    if keys is None:
+        if len(_TYPE_KEYS) > 4096:
+            _TYPE_KEYS.clear()
+        keys = _TYPE_KEYS[key] = tuple((f.kind, f.name) for f in _type_features(t, "", sc))
+    return keys
+
+
 def _op_types(op: Operation) -> Iterator[Attribute]:
     yield from (r.type for r in op.results)
     for region in op.regions:
@@ -142,8 +156,62 @@ def collect_features(module: spirv.ModuleOp) -> list[Feature]:
                 feats.append(Feature("Decoration", "Binding", where))
                 feats.append(Feature("Decoration", "DescriptorSet", where))
         for t in _op_types(op):
-            feats.extend(_type_features(t, where))
+            feats.extend(Feature(k, n, where) for k, n in _type_keys(t))
     return feats
+
+
+_ENUM_KEYS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+
+
+def _enum_keys(kind: str, text: str) -> tuple[tuple[str, str], ...]:
+    keys = _ENUM_KEYS.get((kind, text))
+    if keys is None:
+        if len(_ENUM_KEYS) > 4096:
+            _ENUM_KEYS.clear()
+        keys = _ENUM_KEYS[(kind, text)] = tuple((kind, n) for n, _ in spirv.parse_enum_operand(kind, text))
+    return keys
+
+
+def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
+    """`collect_features` without repetitions: (kind, name) -> `where` of its first use, in walk
+    order. Later uses of a feature never change what `derive_requirements` derives."""
+    out: dict[tuple[str, str], str] = {
+        ("AddressingModel", module.addressing_model.data): module.name,
+    }
+    out.setdefault(("MemoryModel", module.memory_model.data), module.name)
+    add = out.setdefault
+    # per (type object, where): types are usually shared between many ops
+    seen_types: dict[tuple[int, str], Attribute] = {}
+    instruction = spirv.SpirvInstruction
+    for op in module.walk():
+        if op is module:
+            continue
+        where = op.name
+        if isinstance(op, instruction):
+            add(("Instruction", op.OPNAME), where)
+            for prop, kind in op.ENUM_PROPS:
+                if (v := op.properties.get(prop)) is not None:
+                    for k in _enum_keys(kind, v.data):
+                        add(k, where)
+        elif isinstance(op, spirv.EntryPointOp):
+            add(("ExecutionModel", op.execution_model.data), where)
+        elif isinstance(op, spirv.ExecutionModeOp):
+            add(("ExecutionMode", op.execution_mode.data), where)
+        elif isinstance(op, spirv.GlobalVariableOp):
+            if op.built_in is not None:
+                add(("Decoration", "BuiltIn"), where)
+                add(("BuiltIn", op.built_in.data), where)
+            if op.binding is not None:
+                add(("Decoration", "Binding"), where)
+                add(("Decoration", "DescriptorSet"), where)
+        for t in _op_types(op):
+            tk = (id(t), where)
+            if tk in seen_types:
+                continue
+            seen_types[tk] = t  # keeps `t` alive, so its id is not reused
+            for k in _type_keys(t):
+                add(k, where)
+    return out
 
 
 def _gate(f: Feature) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
@@ -188,13 +256,19 @@ def derive_requirements(module: spirv.ModuleOp) -> Requirements:
     declared = implied_closure([c.data for c in module.capabilities])
     uses_coop = False
     memory_model = module.memory_model.data
-    feats = collect_features(module)
-    for f in feats:
-        if f.kind == "Instruction" and "CooperativeMatrix" in f.name:
+    # each feature once, at its first use: a repeated use never changes the outcome below
+    # (needs only grows, so a gate satisfied once stays satisfied)
+    keyed = _collect_feature_keys(module)
+    for kind, name in keyed:
+        if kind == "Instruction" and "CooperativeMatrix" in name:
             uses_coop = True
     if uses_coop:
         memory_model = "Vulkan"
-        feats = [f if f.kind != "MemoryModel" else Feature("MemoryModel", "Vulkan", f.where) for f in feats]
+        renamed: dict[tuple[str, str], str] = {}
+        for (kind, name), where in keyed.items():
+            renamed.setdefault(("MemoryModel", "Vulkan") if kind == "MemoryModel" else (kind, name), where)
+        keyed = renamed
+    feats = [Feature(kind, name, where) for (kind, name), where in keyed.items()]
     needs: dict[str, str] = {}
     exts: set[str] = set()
     for f in feats:

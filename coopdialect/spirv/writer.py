@@ -12,7 +12,9 @@ function of the IR and lets writer -> reader -> writer be byte-identical.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -24,13 +26,13 @@ from xdsl.dialects.builtin import (
     Signedness,
     VectorType,
 )
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, SSAValue
 
 from coopdialect.dialects import spirv
 from coopdialect.spirv.encoding import encode_enum, encode_operands, encode_string, has_result
 from coopdialect.spirv.errors import SpirvEmitError
 from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS, MAGIC_NUMBER
-from coopdialect.spirv.requirements import derive_requirements, implied_closure, version_of
+from coopdialect.spirv.requirements import _op_types, derive_requirements, implied_closure, version_of
 
 GENERATOR_MAGIC = 0
 """Header word 2 (generator id): 0 = not registered with Khronos."""
@@ -48,9 +50,21 @@ class _Ref:
 Word = int | _Ref
 
 
+_CANONICAL: dict[Attribute, Attribute] = {}
+
+
 def canonical_type(t: Attribute) -> Attribute:
     """The type as the binary sees it: unsigned integers become signless (both encode with
     Signedness 0), recursively inside composite types."""
+    c = _CANONICAL.get(t)
+    if c is None:
+        if len(_CANONICAL) > 4096:
+            _CANONICAL.clear()
+        c = _CANONICAL[t] = _canonical_type(t)
+    return c
+
+
+def _canonical_type(t: Attribute) -> Attribute:
     if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
         return IntegerType(t.width.data)
     if isinstance(t, VectorType):
@@ -98,6 +112,9 @@ class _Writer:
         self.emitted: set[object] = set()
         self.symbols: dict[str, object] = {}
         self.where = module.name
+        # id(object) -> (object, ref): the object is kept so that its id is not reused
+        self._type_refs: dict[int, tuple[Attribute, _Ref]] = {}
+        self._value_refs: dict[int, tuple[SSAValue, _Ref]] = {}
 
     # -- helpers -------------------------------------------------------------------------------
     def fail(self, msg: str) -> SpirvEmitError:
@@ -109,6 +126,14 @@ class _Writer:
 
     # -- types and constants --------------------------------------------------------------------
     def type_id(self, t: Attribute) -> _Ref:
+        hit = self._type_refs.get(id(t))
+        if hit is not None:
+            return hit[1]
+        ref = self._type_id(t)
+        self._type_refs[id(t)] = (t, ref)
+        return ref
+
+    def _type_id(self, t: Attribute) -> _Ref:
         t = canonical_type(t)
         key = ("type", t)
         if key in self.emitted:
@@ -213,6 +238,18 @@ class _Writer:
 
     # -- values ---------------------------------------------------------------------------------
     def value_id(self, v: object) -> _Ref:
+        hit = self._value_refs.get(id(v))
+        if hit is not None:
+            return hit[1]
+        if type(v) is OpResult and not _is_hoisted(type(v.owner)):
+            return _Ref(v)  # the common case: the result of an instruction in a function
+        ref = self._value_id(v)
+        if isinstance(v, SSAValue) and isinstance(v.owner, _HOISTED):
+            # constants, variables and module-level undefs: the same id at every use
+            self._value_refs[id(v)] = (v, ref)
+        return ref
+
+    def _value_id(self, v: object) -> _Ref:
         if isinstance(v, Block):
             return _Ref(v)
         if isinstance(v, SSAValue):
@@ -255,6 +292,8 @@ class _Writer:
 
         # Types and constants: one canonical, placement-independent order.
         roots: dict[str, Callable[[], object]] = {}
+        seen_types: dict[int, Attribute] = {}  # id -> type (kept alive, so ids are not reused)
+        printed: dict[Attribute, str] = {}  # canonical type -> its root key
         for op in m.walk():
             self.where = op.name
             if isinstance(op, spirv.ConstantOp):
@@ -269,8 +308,14 @@ class _Writer:
             elif isinstance(op, spirv.UndefOp) and op.parent_op() is m:
                 roots.setdefault(f"2 {canonical_type(op.result.type)}", lambda op=op: self.undef_id(op.result.type))
             for t in _types_of(op):
+                if id(t) in seen_types:
+                    continue
+                seen_types[id(t)] = t
                 ct = canonical_type(t)
-                roots.setdefault(f"0 {ct}", lambda ct=ct: self.type_id(ct))
+                key = printed.get(ct)
+                if key is None:
+                    key = printed[ct] = f"0 {ct}"
+                roots.setdefault(key, lambda ct=ct: self.type_id(ct))
         for key in sorted(roots):
             roots[key]()
 
@@ -408,7 +453,11 @@ class _Writer:
         return out
 
     def instruction(self, op: spirv.SpirvInstruction) -> list[Word]:
-        has_type, has_id = has_result(op.OPNAME)
+        opname = op.OPNAME
+        layout = _RESULT_LAYOUT.get(opname)
+        if layout is None:
+            layout = _RESULT_LAYOUT[opname] = has_result(opname)
+        has_type, has_id = layout
         words: list[Word] = []
         if len(op.results) != int(has_id):
             raise SpirvEmitError(f"'{op.name}': wrong number of results for {op.OPNAME}")
@@ -417,7 +466,11 @@ class _Writer:
         if has_id:
             words.append(_Ref(op.results[0]))
         try:
-            words += encode_operands(op.OPNAME, op.spirv_operands(), self.value_id)  # type: ignore[arg-type]
+            items = op.spirv_operands()
+            if _ids_only(opname, items):
+                words += [self.value_id(item) for item in items]
+            else:
+                words += encode_operands(opname, items, self.value_id)  # type: ignore[arg-type]
         except (ValueError, Exception) as e:
             if isinstance(e, SpirvEmitError):
                 raise
@@ -425,31 +478,71 @@ class _Writer:
         return [INSTRUCTIONS[op.OPNAME][0], *words]
 
 
-def _types_of(op) -> list[Attribute]:
-    from coopdialect.spirv.requirements import _op_types
+_RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
+_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp)
+_HOISTED_TYPES: dict[type, bool] = {}
 
+
+def _is_hoisted(cls: type) -> bool:
+    hoisted = _HOISTED_TYPES.get(cls)
+    if hoisted is None:
+        hoisted = _HOISTED_TYPES[cls] = issubclass(cls, _HOISTED)
+    return hoisted
+
+
+_IDS_ONLY: dict[tuple[str, int], bool] = {}
+
+
+def _ids_only(opname: str, items: list[object]) -> bool:
+    """Whether `encode_operands(opname, items, id_of)` is just `[id_of(i) for i in items]`: all
+    items are `<id>` operands (no literal, string or enum), and the grammar takes that many ids.
+    Which branch `encode_operands` takes depends only on that, so the answer is cached per
+    (instruction, operand count) after one dry run; anything else goes through the encoder."""
+    for item in items:
+        if isinstance(item, int | str | tuple):
+            return False
+    key = (opname, len(items))
+    ok = _IDS_ONLY.get(key)
+    if ok is None:
+        try:
+            out = encode_operands(opname, items, lambda item: item)
+            ok = len(out) == len(items) and all(a is b for a, b in zip(out, items))
+        except ValueError:
+            ok = False
+        _IDS_ONLY[key] = ok
+    return ok
+
+
+def _types_of(op) -> list[Attribute]:
+    if isinstance(op, spirv.ConstantOp | spirv.AddressOfOp):
+        return []  # their types are emitted with the constant / variable
     types = list(_op_types(op))
     types += [o.type for o in op.operands if not isinstance(o.owner, spirv.AddressOfOp)]
     if isinstance(op, spirv.FuncOp):
         types += [op.function_type]
         if not op.function_type.outputs.data:
             types.append(spirv.VoidType())
-    if isinstance(op, spirv.ConstantOp | spirv.AddressOfOp):
-        return []  # their types are emitted with the constant / variable
     return types
 
 
 def _assemble(stream: list[list[Word]], version: tuple[int, int]) -> bytes:
     numbers: dict[object, int] = {}
+    by_ref: dict[int, int] = {}  # id(_Ref) -> number (the refs live in `stream` meanwhile)
     words: list[int] = []
     for inst in stream:
         opcode, *operands = inst
         encoded = []
         for w in operands:
-            if isinstance(w, _Ref):
-                n = numbers.get(_key(w.key))
+            if type(w) is _Ref:
+                n = by_ref.get(id(w))
                 if n is None:
-                    n = numbers[_key(w.key)] = len(numbers) + 1
+                    k = w.key
+                    if type(k) is not tuple:
+                        k = _key(k)
+                    n = numbers.get(k)
+                    if n is None:
+                        n = numbers[k] = len(numbers) + 1
+                    by_ref[id(w)] = n
                 encoded.append(n)
             else:
                 encoded.append(w)
@@ -467,11 +560,28 @@ def _key(k: object) -> object:
     return ("obj", id(k)) if isinstance(k, SSAValue | Block) else k
 
 
+_CALLER_VERIFIED: ContextVar[bool] = ContextVar("coopdialect_spirv_caller_verified", default=False)
+
+
+@contextmanager
+def verified_by_caller() -> Iterator[None]:
+    """Within this block `serialize` does not verify the module again: for a driver that has just
+    verified the whole IR (coop-opt verifies after its last pass) and changes nothing before
+    emitting it."""
+    token = _CALLER_VERIFIED.set(True)
+    try:
+        yield
+    finally:
+        _CALLER_VERIFIED.reset(token)
+
+
 def serialize(module: spirv.ModuleOp) -> bytes:
     """Encode a verified `spirv.module` as a SPIR-V binary (little-endian 32-bit words).
 
-    Raises SpirvEmitError (one line, naming the op) for anything that cannot be written as a
-    valid module: a missing capability/extension, an unknown symbol, a type without encoding,
-    operands that do not fit the grammar, a non-SPIR-V op."""
-    module.verify()
+    Verifies the module first (except inside `verified_by_caller()`). Raises SpirvEmitError (one
+    line, naming the op) for anything that cannot be written as a valid module: a missing
+    capability/extension, an unknown symbol, a type without encoding, operands that do not fit
+    the grammar, a non-SPIR-V op."""
+    if not _CALLER_VERIFIED.get():
+        module.verify()
     return _Writer(module).write()
