@@ -90,7 +90,16 @@ _SIGN_FLAG_NAMES = {"A": "MatrixASignedComponentsKHR", "B": "MatrixBSignedCompon
 
 
 def _layout_value(layout: coop.Layout) -> int:
-    return ENUMS["CooperativeMatrixLayout"][f"{layout.value}KHR"][0]
+    table = ENUMS["CooperativeMatrixLayout"]
+    # the KHR enumerants carry a KHR suffix; SPV_ARM_cooperative_matrix_layouts' ones do not
+    return table[layout.value if layout.value in table else f"{layout.value}KHR"][0]
+
+
+def _refuse_arm_nv(op: Operation) -> None:
+    # OpCooperativeMatrixLoadNV/StoreNV only know a ColumnMajor boolean
+    if op.layout.data in coop.ARM_LAYOUTS:
+        raise CoopError(op, f"MemoryLayout {op.layout.data.value} needs flavor=khr "
+                            "(SPV_ARM_cooperative_matrix_layouts extends the KHR instructions)")
 
 
 def _memory_access(op: Operation, access: coop.MemoryAccessAttr | None) -> str | None:
@@ -395,6 +404,7 @@ class _KernelLowering:
             layout = self.const(_layout_value(op.layout.data), i32)
             new = sp.KHRCooperativeMatrixLoadOp(ptr, layout, stride, t, access)
         else:
+            _refuse_arm_nv(op)
             column_major = self.const(op.layout.data == coop.Layout.ColumnMajor, i1)
             new = sp.NVCooperativeMatrixLoadOp(ptr, stride, column_major, t, access)
         self.set(op.result, self.emit(new).result)
@@ -408,6 +418,7 @@ class _KernelLowering:
             layout = self.const(_layout_value(op.layout.data), i32)
             self.emit(sp.KHRCooperativeMatrixStoreOp(ptr, obj, layout, stride, access))
         else:
+            _refuse_arm_nv(op)
             column_major = self.const(op.layout.data == coop.Layout.ColumnMajor, i1)
             self.emit(sp.NVCooperativeMatrixStoreOp(ptr, obj, stride, column_major, access))
 

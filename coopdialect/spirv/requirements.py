@@ -129,6 +129,21 @@ def _op_types(op: Operation) -> Iterator[Attribute]:
             yield p
 
 
+_ARM_LAYOUT_VALUES = {ENUMS["CooperativeMatrixLayout"][n][0]
+                      for n in ("RowBlockedInterleavedARM", "ColumnBlockedInterleavedARM")}
+
+
+def _layout_features(op: Operation, where: str) -> Iterator[Feature]:
+    """The layout operand is an <id> of a constant, so the grammar's enumerant gating cannot see
+    it; the Arm layouts need CooperativeMatrixLayoutsARM (SPV_ARM_cooperative_matrix_layouts,
+    3.X Cooperative Matrix Layout: Enabling Capabilities), which brings its extension."""
+    if not isinstance(op, spirv.KHRCooperativeMatrixLoadOp | spirv.KHRCooperativeMatrixStoreOp):
+        return
+    owner = op.layout.owner
+    if isinstance(owner, spirv.ConstantOp) and owner.value.value.data in _ARM_LAYOUT_VALUES:
+        yield Feature("Capability", "CooperativeMatrixLayoutsARM", where)
+
+
 def collect_features(module: spirv.ModuleOp) -> list[Feature]:
     """Everything in `module` that the grammar may gate, in walk order."""
     feats: list[Feature] = [
@@ -141,6 +156,7 @@ def collect_features(module: spirv.ModuleOp) -> list[Feature]:
         where = op.name
         if isinstance(op, spirv.SpirvInstruction):
             feats.append(Feature("Instruction", op.OPNAME, where))
+            feats.extend(_layout_features(op, where))
             for prop, kind in op.ENUM_PROPS:
                 if (v := op.properties.get(prop)) is not None:
                     feats.extend(Feature(kind, n, where) for n, _ in spirv.parse_enum_operand(kind, v.data))
@@ -189,6 +205,8 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
         where = op.name
         if isinstance(op, instruction):
             add(("Instruction", op.OPNAME), where)
+            for f in _layout_features(op, where):
+                add((f.kind, f.name), where)
             for prop, kind in op.ENUM_PROPS:
                 if (v := op.properties.get(prop)) is not None:
                     for k in _enum_keys(kind, v.data):
