@@ -51,9 +51,11 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
 def compile_to_spirv(module: ModuleOp, flavor: str = "khr") -> bytes:
     """Lower a coop kernel module (in place) and return the SPIR-V binary (bytes, little-endian words)."""
     from coopdialect.spirv.target import emit_spirv
+    from coopdialect.spirv.writer import verified_by_caller
 
     run_pipeline(module, f"convert-coop-to-spirv{{flavor={flavor}}}")
-    return emit_spirv(module)
+    with verified_by_caller():  # run_pipeline verified the result, with locations
+        return emit_spirv(module)
 
 
 def compile_to_ptx(module: ModuleOp, target: str = "sm_90a") -> str:
