@@ -25,4 +25,4 @@ command -v ptxas >/dev/null || { echo "error: ptxas (CUDA) not found on PATH or 
 echo "== FileCheck tests (lit)"
 .venv/bin/lit -q tests/filecheck
 echo "== pytest"
-.venv/bin/python -m pytest tests -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest tests -p no:cacheprovider "$@"
