@@ -20,9 +20,12 @@ Policy (docs/legalize.md):
   `offset + (j·c)·stride + i·r` (ColumnMajor) with the same stride; multiply-adds become chains
   over K (`acc = C[i][j]; acc = A[i][kk]·B[kk][j] + acc` for each kk); element-wise ops and
   conversions apply per tile; loop-carried matrices become one iter_arg per tile.
+* Shapes that are no multiple of any native tile are first padded to the next native multiple
+  with clamped tensor loads/stores on targets with tensor addressing (passes/legalize_padding.py,
+  docs/legalize.md "Padding"); tensor loads/stores of split matrices are split by slicing their
+  layout. Matrices that only coopmat2 ops (reduce, per-element op, ...) reach are left whole.
 * Refused (CoopError naming the op, its shape and the target's nearest native shapes): shapes
-  that are no multiple of any native tile (padding with clamped tensor-addressed loads is not
-  implemented), K splits under SaturatingAccumulation (saturating each partial sum differs from
+  that are no multiple of any native tile and cannot be padded, K splits under SaturatingAccumulation (saturating each partial sum differs from
   saturating once) or with C and Result of different types, Arm blocked layouts of split
   matrices, and ops whose per-invocation element mapping a split would change (coop.length,
   coop.extract, coop.insert) or that carry a split matrix across anything else (func.return,
@@ -53,7 +56,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from coopdialect.diagnostics import CoopError
-from coopdialect.dialects import coop
+from coopdialect.dialects import coop, coop_nv2
+from coopdialect.dialects import tensor_addr as ta
 from coopdialect.targets import MatrixShape, Target, TargetError, get_target
 
 _ELEMENTWISE = (*coop.ELEMENTWISE_UNARY, *coop.ELEMENTWISE_BINARY, *coop.CONVERSIONS,
@@ -172,8 +176,9 @@ class _Plan:
         return _is_matrix(v) and v in self.classes.parent and self.tile_of(v) != v.type.get_shape()
 
 
-def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
-    """Choose a tile shape for every matrix of `kernel` (module docstring); CoopError if none."""
+def build_classes(kernel: func.FuncOp) -> tuple[_Classes, list[SSAValue], list[coop.MulAddOp]]:
+    """The matrices of `kernel` grouped into classes that share one tiling (module docstring),
+    every matrix value in walk order, and the multiply-adds in program order."""
     cls = _Classes()
     values: list[SSAValue] = []
     mul_adds: list[coop.MulAddOp] = []
@@ -195,6 +200,8 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
         elif isinstance(op, coop.MulAddOp):
             cls.union(op.c, op.result)
             mul_adds.append(op)
+        elif isinstance(op, coop_nv2.LoadTensorOp):
+            cls.union(op.object, op.result)  # clipped elements keep Object's: same tiling
         elif isinstance(op, scf.ForOp):
             body_args = op.body.blocks[0].args[1:]
             yielded = op.body.blocks[0].last_op.operands
@@ -208,6 +215,12 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
                     for y, res in zip(region.blocks[0].last_op.operands, op.results):
                         if _is_matrix(res):
                             cls.union(res, y)
+    return cls, values, mul_adds
+
+
+def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
+    """Choose a tile shape for every matrix of `kernel` (module docstring); CoopError if none."""
+    cls, values, mul_adds = build_classes(kernel)
     invocations = workgroup_invocations(kernel)
     tile: dict[SSAValue, tuple[int, int]] = {}
 
@@ -247,9 +260,12 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
             elif any(f is not None for f in fixed):
                 why = " consistent with the tiling already chosen for its operands"
             all_rows = [r for r in target.native_shapes() if r.scope == scope] or list(target.native_shapes())
+            pad = "" if target.tensor_addressing else \
+                " (padding needs tensor addressing, which the target does not have)"
             raise CoopError(op, f"{m}x{n}x{k} {'·'.join(types)} {scope} has no native tiling on "
                                 f"target '{target.name}'{why}; native shapes for these types: "
-                                f"{_shape_text(rows)} (all {scope} shapes: {_shape_text(all_rows)})")
+                                f"{_shape_text(rows)} (all {scope} shapes: {_shape_text(all_rows)})"
+                                f"{pad}")
         tm, tn, tk = choice
         tile[ra], tile[rb], tile[rc] = (tm, tk), (tk, tn), (tm, tn)
 
@@ -295,6 +311,11 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
             key = (r * c, r)
             if best is None or key > best[0]:
                 best = (key, (r, c))
+        if best is None and _uses_nv2(members):
+            # coopmat2 ops (reduce, per-element ops, tensor loads ...) make shapes of their own
+            # (a 2x2 reduce halves them): leave such a matrix whole, for the backend to judge
+            tile[root] = (rows_, cols_)
+            continue
         if best is None:
             owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
             near = sorted(cands or ())
@@ -304,6 +325,29 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
                                    f"use and type: {', '.join(f'{a}x{b}' for a, b in near) or 'none'}")
         tile[root] = best[1]
     return _Plan(cls, tile)
+
+
+def _uses_nv2(members: Sequence[SSAValue]) -> bool:
+    """Whether a cooperative-matrix-2 op (other than a tensor load/store) defines or uses one of
+    `members`."""
+    kinds = tuple(k for k in coop_nv2.NV2_OPS
+                  if k not in (coop_nv2.LoadTensorOp, coop_nv2.StoreTensorOp))
+    return any(isinstance(v.owner, kinds) or any(isinstance(u.operation, kinds) for u in v.uses)
+               for v in members)
+
+
+def layout_span(v: SSAValue) -> tuple[int, ...] | None:
+    """The span of layout value `v` when its chain shows it as constants, else None."""
+    owner = v.owner
+    if isinstance(owner, ta.LayoutConstantOp):
+        return owner.state.span
+    if isinstance(owner, (ta.LayoutSliceOp, ta.LayoutSetDimensionOp)):
+        vals = owner.values[1::2] if isinstance(owner, ta.LayoutSliceOp) else owner.values
+        spans = tuple(ta.const_u32(x) for x in vals)
+        return None if None in spans else spans  # type: ignore[return-value]
+    if isinstance(owner, (ta.LayoutSetStrideOp, ta.LayoutSetBlockSizeOp, ta.LayoutSetClampValueOp)):
+        return layout_span(owner.input)
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,6 +432,8 @@ class _Splitter:
             self.split_mul_add(op)
         elif isinstance(op, (*_ELEMENTWISE, coop.CompositeConstructOp)):
             self.split_elementwise(op)
+        elif isinstance(op, (coop_nv2.LoadTensorOp, coop_nv2.StoreTensorOp)):
+            self.split_tensor_memory(op)
         else:
             v = next(v for v in (*op.operands, *op.results) if self.plan.is_split(v))
             raise CoopError(op, f"cannot be split into native tiles: it uses the "
@@ -423,6 +469,50 @@ class _Splitter:
                 off = self.tile_offset(op, op.offset, op.stride, op.layout.data, i, j, r, c)
                 self.insert(op, coop.StoreOp(grid[i][j], op.pointer, off, op.stride, op.layout.data,
                                              op.memory_access))
+
+    def split_tensor_memory(self, op: coop_nv2.LoadTensorOp | coop_nv2.StoreTensorOp) -> None:
+        """Tile (i, j) of r×c goes through `layout_slice(layout, i·r, r, j·c, c)` (offsets add
+        up; the tensor dimensions swapped under the transposing view <2, false, 1, 0>). Only when
+        the layout's span is the matrix's shape (so matrix (row, col) is span coordinate
+        (row, col)) and the view, if any, is that transposing one with no state set."""
+        m = op.result if isinstance(op, coop_nv2.LoadTensorOp) else op.object
+        rows, cols = m.type.get_shape()
+        transposed = False
+        if op.view is not None:
+            vt = op.view.type
+            transposed = isinstance(op.view.owner, ta.CreateViewOp) and not vt.has_dims and \
+                vt.perm == (1, 0)
+            if not transposed:
+                raise CoopError(op, "cannot be split into native tiles: only a tensor view "
+                                    "<2, false, 1, 0> straight from create_view can be split")
+        want = (cols, rows) if transposed else (rows, cols)
+        if op.layout.type.rank != 2 or layout_span(op.layout) != want:
+            raise CoopError(op, f"cannot be split into native tiles: the layout's span is not "
+                                f"known to be the matrix's {rows}x{cols}")
+        gi, gj, r, c = self.dims(m)
+        grid = self.grid(op, op.object) if isinstance(op, coop_nv2.StoreTensorOp) or \
+            self.plan.is_split(op.object) else None
+        out = []
+        for i in range(gi):
+            row = []
+            for j in range(gj):
+                consts = [self.const32(op, x) for x in (i * r, r, j * c, c)]
+                if transposed:
+                    consts = consts[2:] + consts[:2]
+                lay = self.insert(op, ta.LayoutSliceOp(op.layout, consts)).result
+                if isinstance(op, coop_nv2.StoreTensorOp):
+                    self.insert(op, coop_nv2.StoreTensorOp(grid[i][j], op.pointer, lay, op.view,
+                                                           op.memory_access))
+                else:
+                    obj = grid[i][j] if grid is not None else op.object
+                    row.append(self.insert(op, coop_nv2.LoadTensorOp(
+                        op.pointer, obj, lay, op.view, op.decode_func, op.memory_access)).result)
+            out.append(row)
+        if isinstance(op, coop_nv2.LoadTensorOp):
+            self.tiles[op.result] = out
+
+    def const32(self, op: Operation, value: int) -> SSAValue:
+        return self.insert(op, arith.ConstantOp(IntegerAttr(value, IntegerType(32)))).result
 
     def _operand_grid(self, op: Operation, v: SSAValue) -> list[list[SSAValue]]:
         return self.grid(op, v) if self.plan.is_split(v) else [[v]]
@@ -525,6 +615,9 @@ class _Splitter:
 
 def legalize_kernel(kernel: func.FuncOp, target: Target, flexible: bool = True) -> None:
     """Rewrite one kernel in place (module docstring); CoopError when it cannot."""
+    from coopdialect.passes.legalize_padding import pad_kernel
+
+    pad_kernel(kernel, target, flexible)  # non-multiples -> next native multiple (tensor loads)
     plan = plan_kernel(kernel, target, flexible)
     splitter = _Splitter(plan)
     splitter.run_block(kernel.body.blocks[0])

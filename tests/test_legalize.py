@@ -122,12 +122,17 @@ def test_largest_dividing_native_shape_is_chosen():
     assert shapes == {(16, 8, 16)}
 
 
-def test_refusal_names_op_shape_and_native_shapes():
+def test_refusal_names_op_shape_and_native_shapes(tmp_path):
+    # the H200's tables without tensor addressing (with it, 20x16x16 is padded)
+    from importlib import resources
+    data = json.loads(resources.files("coopdialect.targets").joinpath("h200-vulkan.json").read_text())
+    path = tmp_path / "h200-no-tensor.json"
+    path.write_text(json.dumps(dict(data, tensor_addressing=False)))
     target = get_target("h200-vulkan")
     row = next(r for r in target.cooperative_matrix if r.types == ("f16", "f16", "f32", "f32"))
     module = parse(program(row, 20, 16, 16, False, False, False))
     with pytest.raises(CoopError) as e:
-        LegalizeCoopSizesPass(target="h200-vulkan", flexible=False).apply(make_context(), module)
+        LegalizeCoopSizesPass(target=str(path), flexible=False).apply(make_context(), module)
     msg = str(e.value)
     assert "'coop.mul_add' op 20x16x16 f16·f16·f32·f32 Subgroup has no native tiling" in msg
     assert "16x16x16, 16x8x16, 16x8x8" in msg and "\n" not in msg
@@ -160,3 +165,135 @@ def test_shipped_targets_and_loader_errors(tmp_path):
     p.write_text(json.dumps({k: v for k, v in good.items() if k != "api"}))
     with pytest.raises(TargetError, match=r"\$.api: missing"):
         load_target(p)
+
+
+# --------------------------------------------------------------------------------------------
+# Padding (targets with tensor addressing): non-multiple shapes
+# --------------------------------------------------------------------------------------------
+
+
+def padded_program(row, m, n, k, wins, dynamic: bool, loop: bool, elementwise: bool) -> str:
+    """A GEMM of non-native M×N×K whose A, B, C are windows of larger buffers: wins maps
+    'A'/'B'/'C' to (layout, row0, col0, stride) (the window's top-left element in a buffer of
+    `stride` columns; ColumnMajor: the stored transpose). Offsets are arith on gpu.block_id
+    (0 here) when `dynamic`, so the pass cannot fold them."""
+    ta, tb, tc = (MLIR[x][0] for x in (row.a, row.b, row.c))
+    flags = " <ASigned|BSigned|CSigned|ResultSigned>" if row.a.startswith("s") else ""
+    A = f"!coop.matrix<{m}x{k}x{ta}, Subgroup, MatrixA>"
+    B = f"!coop.matrix<{k}x{n}x{tb}, Subgroup, MatrixB>"
+    C = f"!coop.matrix<{m}x{n}x{tc}, Subgroup, MatrixAcc>"
+    sizes = {name: buffer_size(name, m, n, k, wins[name]) for name in "ABC"}
+    lines = [f"func.func @k(%A: memref<{sizes['A']}x{ta}>, %B: memref<{sizes['B']}x{tb}>, "
+             f"%C: memref<{sizes['C']}x{tc}>)",
+             "    attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {",
+             "  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
+             "  %c2 = arith.constant 2 : index", "  %bx = gpu.block_id x"]
+    for name in "ABC":
+        layout, r0, c0, stride = wins[name]
+        lines.append(f"  %s{name} = arith.constant {stride} : index")
+        if dynamic:
+            lines += [f"  %k{name} = arith.constant {r0 * stride + c0} : index",
+                      f"  %o{name} = arith.addi %k{name}, %bx : index"]
+        else:
+            lines.append(f"  %o{name} = arith.constant {r0 * stride + c0} : index")
+    for name, t, T in (("A", ta, A), ("B", tb, B), ("C", tc, C)):
+        lines.append(f"  %{name.lower()} = coop.load %{name}[%o{name}], %s{name}, {wins[name][0]} "
+                     f": memref<{sizes[name]}x{t}> -> {T}")
+    cur = "%c"
+    if elementwise:
+        add = "coop.fadd" if tc.startswith(("f", "b")) else "coop.iadd"
+        lines.append(f"  %e = {add} %c, %c : {C}")
+        cur = "%e"
+    if loop:
+        lines += [f"  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = {cur}) -> ({C}) {{",
+                  f"    %d = coop.mul_add %a, %b, %acc{flags} : {A}, {B}, {C} -> {C}",
+                  f"    scf.yield %d : {C}", "  }"]
+    else:
+        lines.append(f"  %r = coop.mul_add %a, %b, {cur}{flags} : {A}, {B}, {C} -> {C}")
+    lines += [f"  coop.store %r, %C[%oC], %sC, {wins['C'][0]} : {C}, memref<{sizes['C']}x{tc}>",
+              "  func.return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def buffer_size(name, m, n, k, win) -> int:
+    rows, cols = {"A": (m, k), "B": (k, n), "C": (m, n)}[name]
+    layout, r0, c0, stride = win
+    if layout == "ColumnMajor":
+        rows, cols = cols, rows
+    return (r0 + rows) * stride  # r0 + rows stored rows of `stride` elements
+
+
+@st.composite
+def padding_cases(draw):
+    target = get_target("h200-vulkan")
+    rows = [r for r in target.cooperative_matrix if r.scope == "Subgroup" and r.c == r.result]
+    row = draw(st.sampled_from(rows))
+    # every H200 native m, n, k is a multiple of 8: these never divide, so padding is needed
+    m, n, k = (8 * draw(st.integers(0, 3)) + draw(st.integers(1, 7)) for _ in range(3))
+    wins = {}
+    for name, (rr, cc) in (("A", (m, k)), ("B", (k, n)), ("C", (m, n))):
+        layout = draw(st.sampled_from(["RowMajor", "ColumnMajor"]))
+        if layout == "ColumnMajor":
+            rr, cc = cc, rr
+        c0 = draw(st.integers(0, 5))
+        wins[name] = (layout, draw(st.integers(0, 3)), c0, c0 + cc + draw(st.integers(0, 4)))
+    return row, m, n, k, wins, draw(st.booleans()), draw(st.booleans()), draw(st.booleans()), \
+        draw(st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(padding_cases(), st.integers(0, 2**31))
+def test_padding_preserves_interpreter_results(case, seed):
+    """Non-multiple M×N×K on h200-vulkan: the same output buffer, bit for bit (the C buffer's
+    elements outside the window too: the padded stores must not write them)."""
+    row, m, n, k, wins, dynamic, loop, elementwise, flexible = case
+    text = padded_program(row, m, n, k, wins, dynamic, loop, elementwise)
+    rng = np.random.default_rng(seed)
+    sizes = [buffer_size(x, m, n, k, wins[x]) for x in "ABC"]
+    bufs = [data(rng, t, s) for t, s in zip((row.a, row.b, row.c), sizes)]
+    before = [b.copy() for b in bufs]
+    run_kernel(parse(text), "k", before, (1, 1, 1))
+    module = parse(text)
+    LegalizeCoopSizesPass(target="h200-vulkan", flexible=flexible).apply(make_context(), module)
+    module.verify()
+    assert non_native_ops(module, get_target("h200-vulkan"), flexible) == []
+    names = {op.name for op in module.walk()}
+    assert "coop.load_tensor" in names and "coop.store_tensor" in names and "coop.load" not in names
+    assert ("arith.divui" in names) == dynamic  # offsets folded when constant
+    after = [b.copy() for b in bufs]
+    run_kernel(module, "k", after, (1, 1, 1))
+    assert after[2].tobytes() == before[2].tobytes()
+
+
+@pytest.mark.parametrize("target", ["arm-mali", "sm90a-ptx"])
+def test_targets_without_tensor_addressing_refuse_non_multiples(target):
+    t = get_target(target)
+    assert not t.tensor_addressing
+    row = next(r for r in t.cooperative_matrix if r.scope == "Subgroup" and r.a == "f16")
+    module = parse(padded_program(row, row.m + 3, row.n, row.k, {
+        "A": ("RowMajor", 0, 0, row.k), "B": ("RowMajor", 0, 0, row.n),
+        "C": ("RowMajor", 0, 0, row.n)}, False, False, False))
+    with pytest.raises(CoopError) as e:
+        LegalizeCoopSizesPass(target=target).apply(make_context(), module)
+    msg = str(e.value)
+    assert f"'coop.mul_add' op {row.m + 3}x{row.n}x{row.k} " in msg
+    assert "native shapes for these types:" in msg and "padding needs tensor addressing" in msg
+    assert "\n" not in msg
+
+
+def test_padding_refuses_a_without_zero_padding_and_wrapping_windows():
+    row = next(r for r in get_target("h200-vulkan").cooperative_matrix
+               if r.types == ("f16", "f16", "f32", "f32") and (r.m, r.n, r.k) == (16, 16, 16))
+    wins = {"A": ("RowMajor", 0, 0, 20), "B": ("RowMajor", 0, 0, 16), "C": ("RowMajor", 0, 0, 16)}
+    text = padded_program(row, 16, 16, 20, wins, False, False, False)
+    # A from a composite construct: its K padding would be 1.0, not 0
+    bad = text.replace("%a = coop.load %A[%oA], %sA, RowMajor : memref<320xf16> ->",
+                       "%one = arith.constant 1.0 : f16\n  %a = coop.composite_construct %one : f16 ->")
+    assert bad != text
+    with pytest.raises(CoopError, match="A does not come from a coop.load"):
+        LegalizeCoopSizesPass(target="h200-vulkan").apply(make_context(), parse(bad))
+    # a constant window that wraps past a row of `stride` elements breaks the layout stride rule
+    wrap = text.replace("%oA = arith.constant 0 : index", "%oA = arith.constant 5 : index") \
+        .replace("memref<320xf16>", "memref<400xf16>")
+    with pytest.raises(CoopError, match="stride rule"):
+        LegalizeCoopSizesPass(target="h200-vulkan").apply(make_context(), parse(wrap))
