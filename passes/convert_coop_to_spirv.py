@@ -120,7 +120,7 @@ def _memory_access(op: Operation, access: coop.MemoryAccessAttr | None) -> str |
 class _KernelLowering:
     """Lowers one kernel `func.func` into SPIR-V ops; one `lower_*` method per source op kind."""
 
-    def __init__(self, kernel: func.FuncOp, flavor: str):
+    def __init__(self, kernel: func.FuncOp, flavor: str, helper: bool = False):
         self.kernel = kernel
         self.flavor = flavor
         self.name = kernel.sym_name.data
@@ -137,7 +137,8 @@ class _KernelLowering:
         self.buffer_refs: dict[SSAValue, tuple[SymbolRefAttr, sp.PointerType, sp.PointerType]] = {}
         self.fn = sp.FuncOp(self.name, FunctionType.from_lists([], []))
         self.block = self.fn.body.blocks[0]
-        self.workgroup_size = self._workgroup_size()
+        # a helper (a function a coop op references) has no workgroup of its own
+        self.workgroup_size = (1, 1, 1) if helper else self._workgroup_size()
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -182,6 +183,8 @@ class _KernelLowering:
     def type(self, op: Operation, t: Attribute) -> Attribute:
         if isinstance(t, coop.MatrixType):
             return self.matrix_type(op, t)
+        if (tt := _nv2.tensor_type(t)) is not None:
+            return tt
         return self.scalar_type(op, t)
 
     def matrix_type(self, op: Operation, t: coop.MatrixType) -> Attribute:
@@ -519,7 +522,10 @@ def _register_rules() -> None:
     r[coop.MatrixTimesScalarOp] = _KernelLowering.lower_times_scalar
     for cls in coop.CONVERSIONS:
         r[cls] = _KernelLowering.lower_conversion
+    _nv2.register(r)
 
+
+from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)
 
 _register_rules()
 
@@ -540,7 +546,10 @@ class ConvertCoopToSpirvPass(ModulePass):
         if self.flavor not in ("khr", "nv"):
             raise CoopError(None, f"convert-coop-to-spirv: flavor must be khr or nv, got '{self.flavor}'",
                             where="<pass options>")
-        kernels = [k for k in op.body.blocks[0].ops if isinstance(k, func.FuncOp)]
+        funcs = [k for k in op.body.blocks[0].ops if isinstance(k, func.FuncOp)]
+        # functions that coop-2 ops reference (CombineFunc, Func) are SPIR-V functions, not kernels
+        helper_names = _nv2.referenced_functions(funcs)
+        kernels = [k for k in funcs if k.sym_name.data not in helper_names]
         if not kernels:
             raise CoopError(op, "no func.func kernel to lower")
         contents: list[Operation] = []
@@ -548,12 +557,17 @@ class ConvertCoopToSpirvPass(ModulePass):
             if k.is_declaration:
                 raise CoopError(k, "a kernel declaration has no body to lower")
             contents += _KernelLowering(k, self.flavor).run()
+        for k in funcs:
+            if k.sym_name.data in helper_names:
+                if k.is_declaration:
+                    raise CoopError(k, "a function used by a coop op needs a body to lower")
+                contents += _nv2.lower_helper_function(_KernelLowering, k, self.flavor)
         others = [o for o in op.body.blocks[0].ops if not isinstance(o, func.FuncOp)]
         if others:
             raise CoopError(others[0], "only func.func kernels may appear at module level")
         module = sp.ModuleOp(contents, capabilities=["Shader"])
         apply_requirements(module)
-        for k in kernels:
+        for k in funcs:
             k.detach()
             k.erase()
         op.body.blocks[0].add_op(module)

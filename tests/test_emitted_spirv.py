@@ -22,6 +22,11 @@ MODULES = [
     ("examples/gemm_s8.mlir", ("khr", "nv")),
     ("tests/filecheck/passes/convert_coop_to_spirv.mlir", ("khr",)),
     ("tests/filecheck/passes/convert_coop_to_spirv_nv.mlir", ("nv",)),
+    # tensor addressing + cooperative-matrix-2 (KHR matrix types only)
+    ("examples/gemm_coopmat2_f16.mlir", ("khr",)),
+    ("examples/conv_patch_clamped.mlir", ("khr",)),
+    ("examples/softmax_rows.mlir", ("khr",)),
+    ("tests/filecheck/passes/convert_coop_nv2_to_spirv.mlir", ("khr",)),
 ]
 CASES = [(path, flavor) for path, flavors in MODULES for flavor in flavors]
 

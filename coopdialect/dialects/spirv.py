@@ -1393,6 +1393,11 @@ INSTRUCTION_OPS: list[type[SpirvInstruction]] = [
 ]
 """Every instruction op; `OP_BY_OPNAME` maps SPIR-V opnames to them (used by the reader)."""
 
+# SPV_NV_tensor_addressing / SPV_NV_cooperative_matrix2 live in their own file, built on the bases above
+from coopdialect.dialects.spirv_nv2 import NV2_INSTRUCTION_OPS, NV2_TYPES  # noqa: E402
+
+INSTRUCTION_OPS += NV2_INSTRUCTION_OPS
+
 OP_BY_OPNAME: dict[str, type[SpirvInstruction]] = {c.OPNAME: c for c in INSTRUCTION_OPS}
 assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing instruction"
 
@@ -1401,5 +1406,5 @@ SPIRV = Dialect(
     [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, FuncOp, ConstantOp, AddressOfOp,
      *INSTRUCTION_OPS],
     [VoidType, PointerType, RuntimeArrayType, ArrayType, StructType, CooperativeMatrixType,
-     NVCooperativeMatrixType],
+     NVCooperativeMatrixType, *NV2_TYPES],
 )

@@ -21,11 +21,12 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     Signedness,
+    SymbolRefAttr,
     VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from coopdialect.dialects import spirv
+from coopdialect.dialects import spirv, spirv_nv2
 from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
 from coopdialect.spirv.errors import SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
@@ -52,6 +53,7 @@ class _Reader:
         self.types: dict[int, Attribute] = {}
         self.values: dict[int, SSAValue] = {}
         self.const_ints: dict[int, int] = {}
+        self.const_bools: dict[int, bool] = {}
         self.names: dict[int, str] = {}
         self.decorations: dict[int, list[tuple[str, list[int]]]] = {}
         self.member_offsets: dict[int, dict[int, int]] = {}
@@ -286,6 +288,17 @@ class _Reader:
             self.count(a, 4)
             t = spirv.NVCooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
                                               self.enum_name("Scope", self.const_int(a[1])))
+        elif op == "OpTypeTensorLayoutNV":
+            self.count(a, 2)
+            t = spirv_nv2.TensorLayoutType(self.const_int(a[0]),
+                                           self.enum_name("TensorClampMode", self.const_int(a[1])))
+        elif op == "OpTypeTensorViewNV":
+            if len(a) < 2:
+                raise ValueError("missing Dim/HasDimensions")
+            if a[1] not in self.const_bools:
+                raise ValueError(f"HasDimensions id {a[1]} is not a boolean constant")
+            t = spirv_nv2.TensorViewType(self.const_int(a[0]), self.const_bools[a[1]],
+                                         [self.const_int(p) for p in a[2:]])
         elif op == "OpTypeFunction":
             if not a:
                 raise ValueError("missing return type")
@@ -302,6 +315,7 @@ class _Reader:
         if op in ("OpConstantTrue", "OpConstantFalse"):
             self.count(a, 0)
             c = spirv.ConstantOp(op == "OpConstantTrue", t)
+            self.const_bools[rid] = op == "OpConstantTrue"
         elif op == "OpConstant":
             if isinstance(t, IntegerType):
                 width = t.width.data
@@ -467,6 +481,8 @@ class _Reader:
                     return block_of[v]
                 if v in self.types:
                     return self.types[v]
+                if v in self.functions:  # a function operand (CombineFunc, Func, DecodeFunc)
+                    return SymbolRefAttr(self.functions[v])
                 return value(v)
             if kind == "enum":
                 k, text = v  # type: ignore[misc]
@@ -533,8 +549,12 @@ class _Reader:
         if len(ws) < n:
             raise ValueError("missing result type/id")
         result_types = [self.type(ws[0])] if has_type else []
-        items = [operand(k, v) for k, v in decode_operands(op, ws[n:])]
-        new = cls.from_spirv(result_types, items)
+        decode = getattr(cls, "decode_spirv", None)
+        if decode is not None:  # <id> parameters of an enumerant (Tensor Addressing Operands)
+            new = decode(result_types, ws[n:], lambda w: operand("id", w))
+        else:
+            items = [operand(k, v) for k, v in decode_operands(op, ws[n:])]
+            new = cls.from_spirv(result_types, items)
         if has_id:
             rid = ws[n - 1]
             if rid in self.values or rid in self.types:

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from coopdialect.dialects import spirv
+from coopdialect.dialects import spirv, spirv_nv2
 from coopdialect.spirv.grammar_tables import CAPABILITY_EXTENSIONS, CAPABILITY_IMPLIES, ENUMS, INSTRUCTIONS
 
 DEFAULT_VERSION = (1, 6)
@@ -97,6 +97,11 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
         yield Feature("Instruction", "OpTypeCooperativeMatrixNV", where)
         yield Feature("Scope", t.scope.data, where)
         yield from _type_features(t.element_type, where)
+    elif isinstance(t, spirv_nv2.TensorLayoutType):
+        yield Feature("Instruction", "OpTypeTensorLayoutNV", where)
+        yield Feature("TensorClampMode", t.clamp_mode.data, where)
+    elif isinstance(t, spirv_nv2.TensorViewType):
+        yield Feature("Instruction", "OpTypeTensorViewNV", where)
     elif isinstance(t, AnyFloat):
         w = t.bitwidth
         if w in _FLOAT_CAPS:
@@ -129,6 +134,9 @@ def _op_types(op: Operation) -> Iterator[Attribute]:
             yield p
 
 
+# ops that report enumerants the ENUM_PROPS scan cannot see (Tensor Addressing Operands)
+_EXTRA_FEATURES = frozenset(c for c in spirv.INSTRUCTION_OPS if hasattr(c, "spirv_features"))
+
 _ARM_LAYOUT_VALUES = {ENUMS["CooperativeMatrixLayout"][n][0]
                       for n in ("RowBlockedInterleavedARM", "ColumnBlockedInterleavedARM")}
 
@@ -157,6 +165,8 @@ def collect_features(module: spirv.ModuleOp) -> list[Feature]:
         if isinstance(op, spirv.SpirvInstruction):
             feats.append(Feature("Instruction", op.OPNAME, where))
             feats.extend(_layout_features(op, where))
+            if type(op) in _EXTRA_FEATURES:
+                feats.extend(Feature(k, n, where) for k, n in op.spirv_features())
             for prop, kind in op.ENUM_PROPS:
                 if (v := op.properties.get(prop)) is not None:
                     feats.extend(Feature(kind, n, where) for n, _ in spirv.parse_enum_operand(kind, v.data))
@@ -207,6 +217,9 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
             add(("Instruction", op.OPNAME), where)
             for f in _layout_features(op, where):
                 add((f.kind, f.name), where)
+            if type(op) in _EXTRA_FEATURES:  # enumerants with <id> parameters (spirv_nv2)
+                for k in op.spirv_features():
+                    add(k, where)
             for prop, kind in op.ENUM_PROPS:
                 if (v := op.properties.get(prop)) is not None:
                     for k in _enum_keys(kind, v.data):

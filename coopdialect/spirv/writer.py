@@ -24,11 +24,12 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     Signedness,
+    SymbolRefAttr,
     VectorType,
 )
 from xdsl.ir import Attribute, Block, OpResult, SSAValue
 
-from coopdialect.dialects import spirv
+from coopdialect.dialects import spirv, spirv_nv2
 from coopdialect.spirv.encoding import encode_enum, encode_operands, encode_string, has_result
 from coopdialect.spirv.errors import SpirvEmitError
 from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS, MAGIC_NUMBER
@@ -178,6 +179,17 @@ class _Writer:
                 self.const_id(IntegerAttr(ENUMS["Scope"][t.scope.data][0], i32), i32),
                 self.const_id(IntegerAttr(t.rows.data, i32), i32),
                 self.const_id(IntegerAttr(t.columns.data, i32), i32)])
+        elif isinstance(t, spirv_nv2.TensorLayoutType):
+            i32 = IntegerType(32)
+            inst = ("OpTypeTensorLayoutNV", [
+                self.const_id(IntegerAttr(t.dim.data, i32), i32),
+                self.const_id(IntegerAttr(ENUMS["TensorClampMode"][t.clamp_mode.data][0], i32), i32)])
+        elif isinstance(t, spirv_nv2.TensorViewType):
+            i32, i1 = IntegerType(32), IntegerType(1)
+            inst = ("OpTypeTensorViewNV", [
+                self.const_id(IntegerAttr(t.dim.data, i32), i32),
+                self.const_id(IntegerAttr(t.has_dimensions.data, i1), i1),
+                *(self.const_id(IntegerAttr(p, i32), i32) for p in t.perm)])
         elif isinstance(t, FunctionType):
             if len(t.outputs) > 1:
                 raise self.fail("a function returns at most one value")
@@ -264,6 +276,8 @@ class _Writer:
             if isinstance(owner, spirv.UndefOp) and owner.parent_op() is self.module:
                 return self.undef_id(owner.result.type)
             return _Ref(v)
+        if isinstance(v, SymbolRefAttr):  # a function operand (CombineFunc, Func, DecodeFunc)
+            return self.sym(v.root_reference.data, spirv.FuncOp)
         if isinstance(v, Attribute):
             return self.type_id(v)
         raise self.fail(f"cannot encode operand {v!r}")
@@ -466,6 +480,8 @@ class _Writer:
         if has_id:
             words.append(_Ref(op.results[0]))
         try:
+            if type(op) in _SELF_ENCODED:
+                return [INSTRUCTIONS[op.OPNAME][0], *words, *op.encode_spirv(self.value_id)]
             items = op.spirv_operands()
             if _ids_only(opname, items):
                 words += [self.value_id(item) for item in items]
@@ -479,6 +495,8 @@ class _Writer:
 
 
 _RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
+# ops whose operands the grammar-driven encoder cannot express (<id> parameters of an enumerant)
+_SELF_ENCODED = frozenset(c for c in spirv.INSTRUCTION_OPS if hasattr(c, "encode_spirv"))
 _HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp)
 _HOISTED_TYPES: dict[type, bool] = {}
 

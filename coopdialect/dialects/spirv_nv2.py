@@ -1,0 +1,458 @@
+"""SPIR-V ops and types of SPV_NV_tensor_addressing and SPV_NV_cooperative_matrix2, part of the
+`spirv` dialect (registered by `coopdialect.dialects.spirv`).
+
+Types (their operands are `<id>`s of constants in the binary, literals here):
+
+* `!spirv.NV.tensor_layout<Dim, ClampMode>`: OpTypeTensorLayoutNV; ClampMode a TensorClampMode
+  enumerant name. Dim and ClampMode become 32-bit integer constants.
+* `!spirv.NV.tensor_view<Dim, HasDimensions, p0, ..., p<Dim-1>>`: OpTypeTensorViewNV;
+  HasDimensions becomes a boolean constant, p<i> 32-bit integer constants.
+
+Instructions: OpCreateTensorLayoutNV / OpCreateTensorViewNV and the eight OpTensor{Layout,View}Set*
+/ Slice instructions (`spirv.NV.TensorLayoutSetDimension %l, %d0, %d1 : ...`), and the
+cooperative-matrix-2 instructions OpCooperativeMatrixLoadTensorNV / StoreTensorNV (Memory Operand
+and Tensor Addressing Operands: TensorView `<id>`, DecodeFunc function), ReduceNV, ConvertNV,
+TransposeNV, PerElementOpNV. Function operands (CombineFunc, Func, DecodeFunc) are symbol
+references to `spirv.func`s; the writer encodes them as the function's result id.
+
+Tensor Addressing Operands' parameters are `<id>`s, which the generic enum encoding (literal
+parameters only) cannot express: the two tensor memory ops encode and decode their own operand
+words (`encode_spirv` / `decode_spirv`, used by the writer and reader).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from coopdialect.dialects.spirv import (
+    CooperativeMatrixType,
+    PointerType,
+    SpirvInstruction,
+    _check_enumerant,
+    _parse_enum_name,
+    parse_enum_operand,
+)
+from coopdialect.spirv.grammar_tables import ENUMS
+
+MAX_DIM = 5
+
+# ---------------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_dim(dim: int, what: str) -> None:
+    if not 1 <= dim <= MAX_DIM:
+        raise VerifyException(f"{what} Dim must be in [1, {MAX_DIM}], got {dim}")
+
+
+@irdl_attr_definition
+class TensorLayoutType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.NV.tensor_layout<2, ClampToEdge>` (OpTypeTensorLayoutNV)."""
+
+    name = "spirv.NV.tensor_layout"
+    dim: IntAttr
+    clamp_mode: StringAttr
+
+    def __init__(self, dim: int, clamp_mode: str):
+        super().__init__(IntAttr(dim), StringAttr(clamp_mode))
+
+    def verify(self) -> None:
+        _check_dim(self.dim.data, "OpTypeTensorLayoutNV")
+        _check_enumerant("TensorClampMode", self.clamp_mode.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dim = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            parser.parse_punctuation(",")
+            mode = _parse_enum_name(parser, "TensorClampMode")
+        return (IntAttr(dim), StringAttr(mode))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.dim.data}, {self.clamp_mode.data}>")
+
+
+@irdl_attr_definition
+class TensorViewType(ParametrizedAttribute, TypeAttribute):
+    """`!spirv.NV.tensor_view<2, false, 1, 0>` (OpTypeTensorViewNV): Dim, HasDimensions, then the
+    permutation p0..p<Dim-1>."""
+
+    name = "spirv.NV.tensor_view"
+    dim: IntAttr
+    has_dimensions: IntAttr
+    permutation: ArrayAttr[IntAttr]
+
+    def __init__(self, dim: int, has_dimensions: bool, permutation: Sequence[int]):
+        super().__init__(IntAttr(dim), IntAttr(int(bool(has_dimensions))),
+                         ArrayAttr([IntAttr(p) for p in permutation]))
+
+    @property
+    def perm(self) -> tuple[int, ...]:
+        return tuple(p.data for p in self.permutation.data)
+
+    def verify(self) -> None:
+        _check_dim(self.dim.data, "OpTypeTensorViewNV")
+        if sorted(self.perm) != list(range(self.dim.data)):
+            raise VerifyException(f"OpTypeTensorViewNV p0..p{self.dim.data - 1} must be a permutation "
+                                  f"of [0,{self.dim.data}), got {list(self.perm)}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dim = parser.parse_integer(allow_negative=False, allow_boolean=False)
+            parser.parse_punctuation(",")
+            has = parser.parse_boolean()
+            perm: list[int] = []
+            while parser.parse_optional_punctuation(","):
+                perm.append(parser.parse_integer(allow_negative=False, allow_boolean=False))
+        return (IntAttr(dim), IntAttr(int(has)), ArrayAttr([IntAttr(p) for p in perm]))
+
+    def print_parameters(self, printer: Printer) -> None:
+        perm = "".join(f", {p}" for p in self.perm)
+        printer.print_string(f"<{self.dim.data}, {'true' if self.has_dimensions.data else 'false'}{perm}>")
+
+
+TENSOR_TYPES = (TensorLayoutType, TensorViewType)
+
+# ---------------------------------------------------------------------------------------------
+# Tensor layout / view instructions
+# ---------------------------------------------------------------------------------------------
+
+_GENERIC_FORMAT = "operands attr-dict `:` functional-type(operands, results)"
+
+
+class _Create(SpirvInstruction):
+    result = result_def()
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, result_type: Attribute):
+        super().__init__(result_types=[result_type])
+
+
+class _Set(SpirvInstruction):
+    """`%r = spirv.NV.TensorLayoutSetDimension %l, %v0, %v1 : (...) -> T`: a copy of the layout or
+    view with some state replaced (32-bit integer operands)."""
+
+    input = operand_def()
+    values = var_operand_def()
+    result = result_def()
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, input: SSAValue, values: Sequence[SSAValue]):
+        super().__init__(operands=[input, list(values)], result_types=[input.type])
+
+    def verify_(self) -> None:
+        if self.result.type != self.input.type:
+            raise VerifyException(f"{self.OPNAME}: Result Type must match the type of the input")
+
+
+def _op(cls_name: str, base: type, opname: str, input_type: type | None = None) -> type:
+    short = opname[2:-2]  # OpTensorLayoutSetDimensionNV -> TensorLayoutSetDimension
+    body = {"name": f"spirv.NV.{short}", "OPNAME": opname, "__module__": __name__,
+            "__annotations__": {"OPNAME": "ClassVar[str]"},
+            "__doc__": f"`spirv.NV.{short}`: {opname}."}
+    return irdl_op_definition(type(cls_name, (base,), body))
+
+
+CreateTensorLayoutOp = _op("CreateTensorLayoutOp", _Create, "OpCreateTensorLayoutNV")
+CreateTensorViewOp = _op("CreateTensorViewOp", _Create, "OpCreateTensorViewNV")
+TensorLayoutSetDimensionOp = _op("TensorLayoutSetDimensionOp", _Set, "OpTensorLayoutSetDimensionNV")
+TensorLayoutSetStrideOp = _op("TensorLayoutSetStrideOp", _Set, "OpTensorLayoutSetStrideNV")
+TensorLayoutSliceOp = _op("TensorLayoutSliceOp", _Set, "OpTensorLayoutSliceNV")
+TensorLayoutSetClampValueOp = _op("TensorLayoutSetClampValueOp", _Set, "OpTensorLayoutSetClampValueNV")
+TensorLayoutSetBlockSizeOp = _op("TensorLayoutSetBlockSizeOp", _Set, "OpTensorLayoutSetBlockSizeNV")
+TensorViewSetDimensionOp = _op("TensorViewSetDimensionOp", _Set, "OpTensorViewSetDimensionNV")
+TensorViewSetStrideOp = _op("TensorViewSetStrideOp", _Set, "OpTensorViewSetStrideNV")
+TensorViewSetClipOp = _op("TensorViewSetClipOp", _Set, "OpTensorViewSetClipNV")
+
+TENSOR_SET_OPS = (TensorLayoutSetDimensionOp, TensorLayoutSetStrideOp, TensorLayoutSliceOp,
+                  TensorLayoutSetClampValueOp, TensorLayoutSetBlockSizeOp, TensorViewSetDimensionOp,
+                  TensorViewSetStrideOp, TensorViewSetClipOp)
+
+# ---------------------------------------------------------------------------------------------
+# Cooperative-matrix-2 instructions
+# ---------------------------------------------------------------------------------------------
+
+IdOf = Callable[[object], object]
+
+
+def _tensor_addressing_words(view: SSAValue | None, decode: SymbolRefAttr | None, id_of: IdOf) -> list[object]:
+    # literal mask, then the parameters in increasing bit order (SPV_NV_cooperative_matrix2 3.X)
+    table = ENUMS["TensorAddressingOperands"]
+    mask, params = 0, []
+    if view is not None:
+        mask |= table["TensorView"][0]
+        params.append(id_of(view))
+    if decode is not None:
+        mask |= table["DecodeFunc"][0]
+        params.append(id_of(decode))
+    return [mask, *params]
+
+
+def _decode_tensor_addressing(words: Sequence[int], id_of: IdOf) -> tuple[object | None, object | None]:
+    table = ENUMS["TensorAddressingOperands"]
+    if not words:
+        raise ValueError("missing Tensor Addressing Operands")
+    mask, rest = words[0], list(words[1:])
+    known = table["TensorView"][0] | table["DecodeFunc"][0]
+    if mask & ~known:
+        raise ValueError(f"unknown Tensor Addressing Operands bits 0x{mask & ~known:x}")
+    view = decode = None
+    for bit, name in ((table["TensorView"][0], "TensorView"), (table["DecodeFunc"][0], "DecodeFunc")):
+        if mask & bit:
+            if not rest:
+                raise ValueError(f"missing the {name} operand")
+            value = id_of(rest.pop(0))
+            if name == "TensorView":
+                view = value
+            else:
+                decode = value
+    if rest:
+        raise ValueError(f"{len(rest)} operand word(s) too many")
+    return view, decode
+
+
+def _memory_words(text: str) -> list[int]:
+    from coopdialect.spirv.encoding import encode_enum
+
+    return encode_enum("MemoryAccess", text)
+
+
+class _TensorMemory(SpirvInstruction):
+    """Shared encoding of OpCooperativeMatrixLoadTensorNV / StoreTensorNV: fixed ids, then the
+    Memory Operand (always present, "None" when empty), then Tensor Addressing Operands."""
+
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_operand", "MemoryAccess"),)
+    N_FIXED: ClassVar[int]
+
+    def memory_text(self) -> str:
+        mo = self.properties.get("memory_operand")
+        return mo.data if isinstance(mo, StringAttr) else "None"
+
+    def spirv_features(self) -> list[tuple[str, str]]:
+        """Enumerants the generic ENUM_PROPS scan cannot see (requirements.py)."""
+        out = []
+        if self.view is not None:
+            out.append(("TensorAddressingOperands", "TensorView"))
+        if self.properties.get("decode_func") is not None:
+            out.append(("TensorAddressingOperands", "DecodeFunc"))
+        return out
+
+    def encode_spirv(self, id_of: IdOf) -> list[object]:
+        fixed = [id_of(v) for v in self.operands[: self.N_FIXED]]
+        decode = self.properties.get("decode_func")
+        return [*fixed, *_memory_words(self.memory_text()),
+                *_tensor_addressing_words(self.view, decode, id_of)]
+
+    @classmethod
+    def decode_spirv(cls, result_types: list[Attribute], words: Sequence[int], id_of: IdOf):
+        from coopdialect.spirv.encoding import decode_enum
+
+        n = cls.N_FIXED
+        if len(words) < n + 2:
+            raise ValueError("too few operand words")
+        fixed = [id_of(w) for w in words[:n]]
+        text, used = decode_enum("MemoryAccess", words, n)
+        view, decode = _decode_tensor_addressing(words[n + used:], id_of)
+        if not all(isinstance(v, SSAValue) for v in fixed) or (view is not None and not isinstance(view, SSAValue)):
+            raise ValueError("Pointer, Object, TensorLayout and TensorView must be values")
+        if decode is not None and not isinstance(decode, SymbolRefAttr):
+            raise ValueError("DecodeFunc must be a function")
+        props: dict[str, Attribute] = {}
+        if text != "None":
+            props["memory_operand"] = StringAttr(text)
+        if decode is not None:
+            props["decode_func"] = decode
+        return cls.build(operands=[*fixed, view], result_types=result_types, properties=props)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if not isinstance(self.layout.type, TensorLayoutType):
+            raise VerifyException(f"{self.OPNAME}: TensorLayout must be an OpTypeTensorLayoutNV value")
+        if self.view is not None and not isinstance(self.view.type, TensorViewType):
+            raise VerifyException(f"{self.OPNAME}: the TensorView operand must be an OpTypeTensorViewNV value")
+
+
+@irdl_op_definition
+class CooperativeMatrixLoadTensorOp(_TensorMemory):
+    """`spirv.NV.CooperativeMatrixLoadTensor %ptr, %obj, %layout[, %view] {decode_func = @f,
+    memory_operand = "..."}`: OpCooperativeMatrixLoadTensorNV."""
+
+    name = "spirv.NV.CooperativeMatrixLoadTensor"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixLoadTensorNV"
+    N_FIXED: ClassVar[int] = 3
+    pointer = operand_def(PointerType)
+    object = operand_def(CooperativeMatrixType)
+    layout = operand_def()
+    view = opt_operand_def()
+    result = result_def(CooperativeMatrixType)
+    memory_operand = opt_prop_def(StringAttr)
+    decode_func = opt_prop_def(SymbolRefAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, pointer: SSAValue, obj: SSAValue, layout: SSAValue, view: SSAValue | None = None,
+                 memory_operand: str | None = None, decode_func: str | None = None):
+        props: dict[str, Attribute] = {}
+        if memory_operand is not None:
+            props["memory_operand"] = StringAttr(memory_operand)
+        if decode_func is not None:
+            props["decode_func"] = SymbolRefAttr(decode_func)
+        super().__init__(operands=[pointer, obj, layout, view], result_types=[obj.type], properties=props)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.result.type != self.object.type:
+            raise VerifyException("OpCooperativeMatrixLoadTensorNV: Object must have the same type as Result Type")
+
+
+@irdl_op_definition
+class CooperativeMatrixStoreTensorOp(_TensorMemory):
+    """`spirv.NV.CooperativeMatrixStoreTensor %ptr, %obj, %layout[, %view]`:
+    OpCooperativeMatrixStoreTensorNV."""
+
+    name = "spirv.NV.CooperativeMatrixStoreTensor"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixStoreTensorNV"
+    N_FIXED: ClassVar[int] = 3
+    pointer = operand_def(PointerType)
+    object = operand_def(CooperativeMatrixType)
+    layout = operand_def()
+    view = opt_operand_def()
+    memory_operand = opt_prop_def(StringAttr)
+    decode_func = opt_prop_def(SymbolRefAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` type(operands)"
+
+    def __init__(self, pointer: SSAValue, obj: SSAValue, layout: SSAValue, view: SSAValue | None = None,
+                 memory_operand: str | None = None):
+        props = {} if memory_operand is None else {"memory_operand": StringAttr(memory_operand)}
+        super().__init__(operands=[pointer, obj, layout, view], properties=props)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.decode_func is not None:
+            raise VerifyException("DecodeFunc is not allowed with OpCooperativeMatrixStoreTensorNV")
+
+
+@irdl_op_definition
+class CooperativeMatrixReduceOp(SpirvInstruction):
+    """`spirv.NV.CooperativeMatrixReduce %m {reduce = "Row|Column", combine_func = @f}`:
+    OpCooperativeMatrixReduceNV (`reduce` a CooperativeMatrixReduce mask)."""
+
+    name = "spirv.NV.CooperativeMatrixReduce"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixReduceNV"
+    ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("reduce", "CooperativeMatrixReduce"),)
+    matrix = operand_def(CooperativeMatrixType)
+    result = result_def(CooperativeMatrixType)
+    reduce = prop_def(StringAttr)
+    combine_func = prop_def(SymbolRefAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, matrix: SSAValue, reduce: str, combine_func: str, result_type: Attribute):
+        super().__init__(operands=[matrix], result_types=[result_type],
+                         properties={"reduce": StringAttr(reduce), "combine_func": SymbolRefAttr(combine_func)})
+
+    def spirv_operands(self) -> list[object]:
+        return [self.matrix, ("enum", "CooperativeMatrixReduce", self.reduce.data), self.combine_func]
+
+    @classmethod
+    def from_spirv(cls, result_types: list[Attribute], items: list[object]):
+        if len(items) != 3 or not isinstance(items[0], SSAValue) or not isinstance(items[1], tuple) \
+                or not isinstance(items[2], SymbolRefAttr):
+            raise ValueError("expected Matrix, Reduce and a CombineFunc function")
+        return cls.build(operands=[items[0]], result_types=result_types,
+                         properties={"reduce": StringAttr(items[1][2]), "combine_func": items[2]})
+
+    def verify_(self) -> None:
+        super().verify_()
+        names = {n for n, _ in parse_enum_operand("CooperativeMatrixReduce", self.reduce.data)}
+        if "2x2" in names and names & {"Row", "Column"}:
+            raise VerifyException("OpCooperativeMatrixReduceNV: 2x2 cannot be combined with Row or Column")
+
+
+class _MatrixUnary(SpirvInstruction):
+    matrix = operand_def(CooperativeMatrixType)
+    result = result_def(CooperativeMatrixType)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, matrix: SSAValue, result_type: Attribute):
+        super().__init__(operands=[matrix], result_types=[result_type])
+
+
+@irdl_op_definition
+class CooperativeMatrixConvertOp(_MatrixUnary):
+    """`spirv.NV.CooperativeMatrixConvert %acc : (...) -> T`: OpCooperativeMatrixConvertNV."""
+
+    name = "spirv.NV.CooperativeMatrixConvert"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixConvertNV"
+
+
+@irdl_op_definition
+class CooperativeMatrixTransposeOp(_MatrixUnary):
+    """`spirv.NV.CooperativeMatrixTranspose %acc : (...) -> T`: OpCooperativeMatrixTransposeNV."""
+
+    name = "spirv.NV.CooperativeMatrixTranspose"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixTransposeNV"
+
+
+@irdl_op_definition
+class CooperativeMatrixPerElementOpOp(SpirvInstruction):
+    """`spirv.NV.CooperativeMatrixPerElementOp %m, %extra... {func = @f}`:
+    OpCooperativeMatrixPerElementOpNV."""
+
+    name = "spirv.NV.CooperativeMatrixPerElementOp"
+    OPNAME: ClassVar[str] = "OpCooperativeMatrixPerElementOpNV"
+    matrix = operand_def(CooperativeMatrixType)
+    extra = var_operand_def()
+    result = result_def(CooperativeMatrixType)
+    func = prop_def(SymbolRefAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = _GENERIC_FORMAT
+
+    def __init__(self, matrix: SSAValue, func: str, extra: Sequence[SSAValue] = ()):
+        super().__init__(operands=[matrix, list(extra)], result_types=[matrix.type],
+                         properties={"func": SymbolRefAttr(func)})
+
+    def spirv_operands(self) -> list[object]:
+        return [self.matrix, self.func, *self.extra]
+
+    @classmethod
+    def from_spirv(cls, result_types: list[Attribute], items: list[object]):
+        if len(items) < 2 or not isinstance(items[0], SSAValue) or not isinstance(items[1], SymbolRefAttr) \
+                or not all(isinstance(i, SSAValue) for i in items[2:]):
+            raise ValueError("expected Matrix, a Func function and value operands")
+        return cls.build(operands=[items[0], list(items[2:])], result_types=result_types,
+                         properties={"func": items[1]})
+
+    def verify_(self) -> None:
+        if self.result.type != self.matrix.type:
+            raise VerifyException("OpCooperativeMatrixPerElementOpNV: Result Type must match the type of Matrix")
+
+
+NV2_INSTRUCTION_OPS = [
+    CreateTensorLayoutOp, CreateTensorViewOp, *TENSOR_SET_OPS, CooperativeMatrixLoadTensorOp,
+    CooperativeMatrixStoreTensorOp, CooperativeMatrixReduceOp, CooperativeMatrixConvertOp,
+    CooperativeMatrixTransposeOp, CooperativeMatrixPerElementOpOp,
+]
+NV2_TYPES = [TensorLayoutType, TensorViewType]

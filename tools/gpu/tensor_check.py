@@ -1,0 +1,216 @@
+"""Tensor addressing + cooperative-matrix-2 SPIR-V on the H200 (Vulkan) against the interpreter.
+
+Two steps, because the GPU machine has no xDSL:
+
+    python tools/gpu/tensor_check.py build .tensorcheck [--cases 60]     # here
+    python3 tools/gpu/tensor_check.py run .tensorcheck [--out D]         # on the GPU
+
+`build` compiles (convert-coop-to-spirv, with and without fold-tensor-views first) the three
+tensor-addressing examples and the size-parametrized coopmat2 GEMM (tools/gpu/gen_coopmat2_gemm.py)
+at a small size, plus `--cases` random tensor-addressed loads/stores built by tests/tensor_ir.py
+(every clamp mode in turn, layouts of Dim 1-5 with block sizes, slices and strides, views with
+permutations and clips; 16/32-row and -column subgroup matrices, the H200's granularity). Each
+module goes through spirv-val; inputs are small integers (exact in f16/f32); the expected buffers
+come from the INTERPRETER on the source IR (and, for the random cases, the interpreter must agree
+with the independent reference in tests/tensor_reference.py, else the case is not built).
+Random cases whose reference says undefined behaviour (Undefined clamp mode out of bounds, a
+broken stride rule, conflicting stores) are drawn again.
+
+`run` dispatches every module with tools/gpu/vk_runner.py and compares every buffer bit for bit,
+except softmax_rows' Y, which divides (Vulkan's OpFDiv precision is 2.5 ULP): there the bound is
+3 ULP of the interpreter's f32 value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+
+EXAMPLES = [
+    # (name, example path, kernel, grid)
+    ("gemm_coopmat2_f16", "examples/gemm_coopmat2_f16.mlir", "gemm_coopmat2", (2, 2, 1)),
+    ("conv_patch_clamped", "examples/conv_patch_clamped.mlir", "conv_patch", (4, 4, 1)),
+    ("softmax_rows", "examples/softmax_rows.mlir", "softmax_rows", (1, 4, 1)),
+]
+MODES = ["Undefined", "Constant", "ClampToEdge", "Repeat", "RepeatMirrored"]
+
+
+def _example_inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
+    if name == "gemm_coopmat2_f16":
+        return [rng.integers(-4, 5, (256, 128)).astype(np.float16),
+                rng.integers(-4, 5, (256, 128)).astype(np.float16), np.zeros((256, 256), np.float32)]
+    if name == "conv_patch_clamped":
+        return [rng.integers(-1000, 1000, (64, 64)).astype(np.float16),
+                np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16)]
+    if name == "gemm_coopmat2_gen":
+        return [rng.integers(-4, 5, (256, 128)).astype(np.float16),
+                rng.integers(-4, 5, (128, 512)).astype(np.float16), np.zeros((256, 512), np.float32)]
+    return [rng.integers(-64, 65, (64, 16)).astype(np.float32), np.zeros((64, 16), np.float32),
+            np.zeros((32, 8), np.float32)]
+
+
+def _spv(text: str, source: str, fold: bool) -> bytes:
+    from coopdialect import api
+
+    module = api.parse(text, source)
+    if fold:
+        api.run_pipeline(module, "fold-tensor-views")
+    return api.compile_to_spirv(module)
+
+
+def _save(out: str, case: str, spv: bytes, inputs, expected, entry: str, grid, compare: list[str],
+          manifest: list, info: dict) -> None:
+    spv_path = os.path.join(out, f"{case}.spv")
+    with open(spv_path, "wb") as f:
+        f.write(spv)
+    subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv_path], check=True)
+    np.savez(os.path.join(out, f"{case}.npz"), *inputs, *expected)
+    manifest.append({"case": case, "entry": entry, "grid": list(grid), "buffers": len(inputs),
+                     "compare": compare, **info})
+
+
+def build(out: str, seed: int, n_cases: int) -> None:
+    root = os.getcwd()
+    sys.path.insert(0, root)
+    sys.path.insert(0, os.path.join(root, "tests"))
+    sys.path.insert(0, os.path.join(root, "tools", "gpu"))
+    import tensor_ir
+    from gen_coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
+
+    from coopdialect import api
+
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    manifest: list[dict] = []
+    sources = [(n, open(p).read(), p, k, g) for n, p, k, g in EXAMPLES]
+    sources.append(("gemm_coopmat2_gen", coopmat2_gemm_ir(256, 512, 128), "gen_coopmat2_gemm(256,512,128)",
+                    "gemm_coopmat2", gemm_grid(256, 512)))
+    for name, text, path, kernel, grid in sources:
+        inputs = _example_inputs(name, rng)
+        expected = [b.copy() for b in inputs]
+        api.run_kernel(api.parse(text, path), kernel, expected, grid)
+        compare = ["exact"] * len(inputs)
+        if name == "softmax_rows":
+            compare[1] = "ulp3"
+        for fold in (False, True):
+            case = f"{name}_{'folded' if fold else 'chain'}"
+            _save(out, case, _spv(text, path, fold), inputs, expected, kernel, grid, compare, manifest,
+                  {"kind": "example"})
+    prng = random.Random(seed)
+    built = tried = 0
+    while built < n_cases:
+        tried += 1
+        if tried > 50 * n_cases:
+            raise SystemExit(f"only {built} valid random cases in {tried} draws")
+        case = tensor_ir.random_case(prng)
+        case["mode"] = MODES[built % len(MODES)]
+        case["rows"], case["cols"] = prng.choice([16, 32]), prng.choice([16, 32])
+        case["dynamic"] = set()  # kernel arguments are buffers only in the Vulkan convention
+        text, _ = tensor_ir.case_ir(case)
+        buf, mat = tensor_ir.case_inputs(case, rng)
+        want = tensor_ir.expected(case, buf, mat)
+        if want is None:
+            continue
+        got = [buf.copy(), mat.copy()]
+        try:
+            api.run_kernel(api.parse(text, "random"), "k", got, (1, 1, 1))
+        except Exception as e:  # noqa: BLE001 - the reference says defined: a disagreement
+            raise SystemExit(f"interpreter failed on a case the reference accepts: {e}") from None
+        if not all(np.array_equal(a.view(np.uint8), b.view(np.uint8)) for a, b in zip(got, want)):
+            raise SystemExit("interpreter and reference disagree on a random case")
+        info = {"kind": case["kind"], "mode": case["mode"], "ldim": case["ldim"],
+                "view": None if case["view"] is None else {"vdim": case["view"]["vdim"],
+                                                           "perm": case["view"]["perm"],
+                                                           "ops": [o for o, _ in case["view"]["vops"]]},
+                "layout_ops": [o for o, _ in case["lops"]], "shape": [case["rows"], case["cols"]],
+                "etype": case["etype"]}
+        _save(out, f"random_{built:03d}", _spv(text, f"random_{built}", False), [buf, mat], got, "k",
+              (1, 1, 1), ["exact", "exact"], manifest, info)
+        built += 1
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"built {len(manifest)} cases in {out} ({tried} random draws for {n_cases} valid cases)")
+
+
+def _compare(got: np.ndarray, want: np.ndarray, how: str) -> tuple[bool, str]:
+    if how == "exact":
+        u = f"u{want.dtype.itemsize}"
+        bad = int(np.count_nonzero(got.view(u) != want.view(u)))
+        return bad == 0, f"bit mismatches={bad}/{want.size}"
+    ulp = np.spacing(np.abs(want.astype(np.float32)))
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / ulp
+    return bool(err.max() <= 3), f"max error {err.max():.2f} ulp"
+
+
+def run(folder: str, out: str | None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from vk_runner import VulkanContext
+
+    with open(os.path.join(folder, "manifest.json")) as f:
+        manifest = json.load(f)
+    lines, failures, results = [], 0, []
+    mismatched: dict[str, np.ndarray] = {}  # the GPU's buffer of each failing case, for diagnosis
+    with VulkanContext() as ctx:
+        info = ctx.device_info()
+        lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
+        for m in manifest:
+            arrays = np.load(os.path.join(folder, m["case"] + ".npz"))
+            n = m["buffers"]
+            inputs = [arrays[f"arr_{i}"] for i in range(n)]
+            expected = [arrays[f"arr_{i + n}"] for i in range(n)]
+            with open(os.path.join(folder, m["case"] + ".spv"), "rb") as f:
+                spv = f.read()
+            got = None
+            try:
+                got = ctx.run_compute(spv, inputs, tuple(m["grid"]), entry=m["entry"])
+                checks = [_compare(g, e, how) for g, e, how in zip(got, expected, m["compare"])]
+                ok = all(c[0] for c in checks)
+                detail = "; ".join(c[1] for c in checks)
+            except Exception as e:  # noqa: BLE001 - report and go on with the other cases
+                ok, detail = False, f"{type(e).__name__}: {e}"
+            failures += not ok
+            results.append({"case": m["case"], "ok": ok, "detail": detail})
+            if not ok and got is not None:
+                mismatched[m["case"]] = got[-1] if m["kind"] == "load" else got[0]
+            desc = m["kind"] if m["kind"] == "example" else (
+                f"{m['kind']} {m['etype']} {m['shape'][0]}x{m['shape'][1]} Dim{m['ldim']} {m['mode']} "
+                f"{'+'.join(m['layout_ops']) or '-'}"
+                + (f" view{m['view']['vdim']}{m['view']['perm']}{'+'.join(m['view']['ops'])}" if m["view"] else ""))
+            lines.append(f"[{'PASS' if ok else 'FAIL'}] {m['case']} ({desc}): {detail}")
+    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases match the interpreter")
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "tensor_check.txt"), "w") as f:
+            f.write(text + "\n")
+        if mismatched:
+            np.savez(os.path.join(out, "tensor_check_failures.npz"), **mismatched)
+    return 1 if failures else 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("folder")
+    b.add_argument("--seed", type=int, default=2026)
+    b.add_argument("--cases", type=int, default=60)
+    r = sub.add_parser("run")
+    r.add_argument("folder")
+    r.add_argument("--out")
+    args = ap.parse_args()
+    if args.cmd == "build":
+        build(args.folder, args.seed, args.cases)
+    else:
+        sys.exit(run(args.folder, args.out))
+
+
+if __name__ == "__main__":
+    main()
