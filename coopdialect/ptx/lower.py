@@ -151,7 +151,7 @@ def mem_suffix(t: Attribute, store: bool = False) -> str:
 
 
 def float_literal(t: Attribute, value: float) -> str:
-    """A PTX immediate for a float constant: `0fXXXXXXXX`, `0dX...`, or `0xXXXX` for b16 moves."""
+    """A PTX immediate for a float constant: `0f` + 8 hex digits (f32), `0d` + 16 (f64), or `0x` + 4 for b16 moves."""
     if isinstance(t, Float32Type):
         return "0f%08X" % struct.unpack("<I", struct.pack("<f", value))[0]
     if isinstance(t, Float64Type):
