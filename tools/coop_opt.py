@@ -12,6 +12,7 @@ Conventions are xdsl-opt's (`-p 'pass{k=v},pass'`, `-t target`, `-o file`, `--sp
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import tempfile
@@ -114,6 +115,18 @@ class CoopOptMain(xDSLOptMain):
         return self.output_resulting_program(prog)
 
     def run(self):
+        # The IR is a cyclic object graph that lives until the output is written: the cyclic
+        # collector would rescan all of it again and again as it grows, which made the pipeline
+        # superlinear in the file size. Nothing the run builds becomes garbage before the end.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._run()
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _run(self):
         chunks, file_extension = self.prepare_input()
         pieces: list[str | bytes] = []
         for i, (chunk, offset) in enumerate(chunks):
