@@ -20,7 +20,7 @@ import pytest
 
 from coopdialect import api
 from coopdialect.tools.gpu.sparse_cases import kernel_ir, ptxas_variants, type_combos
-from tests.test_ptx_ptxas import find_ptxas
+from validators import ptxas as find_ptxas
 
 
 def _module(combo) -> tuple[str, list]:

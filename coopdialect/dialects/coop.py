@@ -62,6 +62,8 @@ from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from coopdialect.dialects.op_family import op_class
+
 KHR = "SPV_KHR_cooperative_matrix"
 NV = "SPV_NV_cooperative_matrix"
 
@@ -1052,9 +1054,7 @@ def _verify_elementwise(op, operands: Sequence[SSAValue], result: SSAValue) -> N
 
 def _op_class(name: str, base: type, op_name: str, doc: str, **consts) -> type[IRDLOperation]:
     """Define one op of a family; `consts` become the ClassVar constants IRDL allows."""
-    body = {"name": op_name, "__doc__": doc, "__module__": __name__, **consts,
-            "__annotations__": {k: ClassVar[type(v)] for k, v in consts.items()}}
-    return irdl_op_definition(type(name, (base,), body))
+    return op_class(name, base, op_name, doc, __name__, **consts)
 
 
 def _unary(name: str, kind: str, spirv_name: str, doc: str) -> type[IRDLOperation]:

@@ -36,6 +36,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
+from coopdialect.dialects.op_family import op_class
+
 REG_KINDS = ("pred", "b16", "b32", "b64", "f32", "f64")
 
 
@@ -60,6 +62,13 @@ PRED, B16, B32, B64, F32, F64 = (RegType(k) for k in REG_KINDS)
 def reg_kind(value: SSAValue) -> str:
     assert isinstance(value.type, RegType), value.type
     return value.type.kind.data
+
+
+class PtxOp(IRDLOperation):
+    """Base of the ops that print as PTX statements."""
+
+    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
+    """Lowest `.version` that has this statement in the form coopdialect emits."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -93,14 +102,13 @@ class KernelOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SharedDeclOp(IRDLOperation):
+class SharedDeclOp(PtxOp):
     """`.shared .align ALIGN .b8 NAME[SIZE];` inside a kernel (PTX ISA 5.1.5); SIZE in bytes."""
 
     name = "ptx.shared_decl"
     sym_name = prop_def(StringAttr)
     size = prop_def(IntAttr)
     align = prop_def(IntAttr)
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
 
     def __init__(self, sym_name: str, size: int, align: int = 128):
         super().__init__(properties={"sym_name": StringAttr(sym_name), "size": IntAttr(size),
@@ -112,12 +120,10 @@ class SharedDeclOp(IRDLOperation):
 # --------------------------------------------------------------------------------------------
 
 
-class PtxInst(IRDLOperation):
+class PtxInst(PtxOp):
     """Base of the plain instructions: `OPCODE MODS dst, src...;` (register operands only)."""
 
     OPCODE: ClassVar[str] = ""
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
-    """Lowest `.version` that has this instruction in the form coopdialect emits."""
     args = var_operand_def(RegType)
     outs = var_result_def(RegType)
     mods = prop_def(StringAttr)
@@ -128,10 +134,8 @@ class PtxInst(IRDLOperation):
 
 
 def _inst(cls_name: str, opcode: str, doc: str, version: tuple[int, int] = (6, 0)):
-    body = {"name": f"ptx.{opcode.replace('.', '_')}", "OPCODE": opcode, "PTX_VERSION": version,
-            "__doc__": doc, "__module__": __name__,
-            "__annotations__": {"OPCODE": ClassVar[str], "PTX_VERSION": ClassVar[tuple]}}
-    return irdl_op_definition(type(cls_name, (PtxInst,), body))
+    return op_class(cls_name, PtxInst, f"ptx.{opcode.replace('.', '_')}", doc, __name__,
+                    OPCODE=opcode, PTX_VERSION=version)
 
 
 AddOp = _inst("AddOp", "add", "`add` (9.7.1.1 integer, 9.7.3.1 float, 9.7.4.1 half).")
@@ -159,11 +163,10 @@ MovOp = _inst("MovOp", "mov", "`mov` of a register, or pack/unpack `{a,b}` (see 
 
 
 @irdl_op_definition
-class MovImmOp(IRDLOperation):
+class MovImmOp(PtxOp):
     """`mov.TYPE d, IMM;` where IMM is printed literally (`5`, `0x3C00`, `0f3F800000`)."""
 
     name = "ptx.mov_imm"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     mods = prop_def(StringAttr)
     imm = prop_def(StringAttr)
     out = result_def(RegType)
@@ -174,11 +177,10 @@ class MovImmOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MovSpecialOp(IRDLOperation):
+class MovSpecialOp(PtxOp):
     """`mov.u32 d, %tid.x;` — a special register (PTX ISA 10) or a variable's address."""
 
     name = "ptx.mov_special"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     mods = prop_def(StringAttr)
     source = prop_def(StringAttr)
     out = result_def(RegType)
@@ -189,11 +191,10 @@ class MovSpecialOp(IRDLOperation):
 
 
 @irdl_op_definition
-class PackOp(IRDLOperation):
+class PackOp(PtxOp):
     """`mov.b32 d, {a, b};` — pack two .b16 into a .b32 (low half first, PTX ISA 9.7.9.10)."""
 
     name = "ptx.pack"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     mods = prop_def(StringAttr)
     args = var_operand_def(RegType)
     out = result_def(RegType)
@@ -204,11 +205,10 @@ class PackOp(IRDLOperation):
 
 
 @irdl_op_definition
-class UnpackOp(IRDLOperation):
+class UnpackOp(PtxOp):
     """`mov.b32 {a, b}, d;` — split a .b32 into two .b16 (low half first)."""
 
     name = "ptx.unpack"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     mods = prop_def(StringAttr)
     arg = operand_def(RegType)
     outs = var_result_def(RegType)
@@ -219,11 +219,10 @@ class UnpackOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LdParamOp(IRDLOperation):
+class LdParamOp(PtxOp):
     """`ld.param.u64 d, [PARAM];` — read a kernel pointer parameter."""
 
     name = "ptx.ld_param"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     param = prop_def(StringAttr)
     out = result_def(RegType)
 
@@ -232,11 +231,10 @@ class LdParamOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LdOp(IRDLOperation):
+class LdOp(PtxOp):
     """`ld.SPACE{.v2|.v4}.TYPE d, [addr+offset];` (9.7.9.8); offset in bytes; several results = vector."""
 
     name = "ptx.ld"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     mods = prop_def(StringAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(RegType)
@@ -248,11 +246,10 @@ class LdOp(IRDLOperation):
 
 
 @irdl_op_definition
-class StOp(IRDLOperation):
+class StOp(PtxOp):
     """`st.SPACE{.v2|.v4}.TYPE [addr+offset], a;` (9.7.9.10); offset in bytes."""
 
     name = "ptx.st"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     mods = prop_def(StringAttr)
     offset = prop_def(IntAttr)
     addr = operand_def(RegType)
@@ -264,11 +261,10 @@ class StOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BarSyncOp(IRDLOperation):
+class BarSyncOp(PtxOp):
     """`bar.sync ID;` — CTA barrier (9.7.13.4)."""
 
     name = "ptx.bar_sync"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     barrier = prop_def(IntAttr)
 
     def __init__(self, barrier: int = 0):
@@ -276,7 +272,7 @@ class BarSyncOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MmaSyncOp(IRDLOperation):
+class MmaSyncOp(PtxOp):
     """`mma.sync.aligned.SHAPE.row.col{.satfinite}.D.A.B.C {d}, {a}, {b}, {c};` (9.7.14.5.14).
 
     `a_count`/`b_count` split the operand list into the A, B and C register vectors.
@@ -302,24 +298,19 @@ class MmaSyncOp(IRDLOperation):
         return args[:na], args[na:na + nb], args[na + nb:]
 
 
-@irdl_op_definition
-class WgmmaFenceOp(IRDLOperation):
-    """`wgmma.fence.sync.aligned;` — orders register accesses before wgmma (9.7.15.5.1)."""
-
-    name = "ptx.wgmma_fence"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+WgmmaFenceOp = op_class(
+    "WgmmaFenceOp", PtxOp, "ptx.wgmma_fence",
+    "`wgmma.fence.sync.aligned;` — orders register accesses before wgmma (9.7.15.5.1).", __name__,
+    PTX_VERSION=(8, 0))
 
 
-@irdl_op_definition
-class WgmmaCommitGroupOp(IRDLOperation):
-    """`wgmma.commit_group.sync.aligned;` (9.7.15.6.1)."""
-
-    name = "ptx.wgmma_commit_group"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+WgmmaCommitGroupOp = op_class("WgmmaCommitGroupOp", PtxOp, "ptx.wgmma_commit_group",
+                              "`wgmma.commit_group.sync.aligned;` (9.7.15.6.1).", __name__,
+                              PTX_VERSION=(8, 0))
 
 
 @irdl_op_definition
-class WgmmaWaitGroupOp(IRDLOperation):
+class WgmmaWaitGroupOp(PtxOp):
     """`wgmma.wait_group.sync.aligned N;` — N groups may stay in flight (9.7.15.6.2)."""
 
     name = "ptx.wgmma_wait_group"
@@ -331,7 +322,7 @@ class WgmmaWaitGroupOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WgmmaMmaAsyncOp(IRDLOperation):
+class WgmmaMmaAsyncOp(PtxOp):
     """`wgmma.mma_async.sync.aligned.m64nNk16.D.A.B {d}, a-desc, b-desc, scale-d, ...;` (9.7.15.5.2).
 
     The accumulator registers are read and written: result i is printed with the register of
@@ -355,20 +346,17 @@ class WgmmaMmaAsyncOp(IRDLOperation):
                          properties={"mods": StringAttr(mods), "imms": StringAttr(imms)})
 
 
-@irdl_op_definition
-class FenceProxyAsyncOp(IRDLOperation):
-    """`fence.proxy.async.shared::cta;` — generic-proxy writes visible to the async proxy (9.7.13.4.x)."""
-
-    name = "ptx.fence_proxy_async"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+FenceProxyAsyncOp = op_class(
+    "FenceProxyAsyncOp", PtxOp, "ptx.fence_proxy_async",
+    "`fence.proxy.async.shared::cta;` — generic-proxy writes visible to the async proxy (9.7.13.4.x).",
+    __name__, PTX_VERSION=(8, 0))
 
 
 @irdl_op_definition
-class CommentOp(IRDLOperation):
+class CommentOp(PtxOp):
     """`// TEXT` — keeps source names readable in the output."""
 
     name = "ptx.comment"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     text = prop_def(StringAttr)
 
     def __init__(self, text: str):
@@ -376,11 +364,10 @@ class CommentOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BraOp(IRDLOperation):
+class BraOp(PtxOp):
     """`bra.uni TARGET;` with block arguments (the printer copies them into the target's registers)."""
 
     name = "ptx.bra"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     args = var_operand_def(RegType)
     target = successor_def()
     traits = traits_def(IsTerminator())
@@ -390,14 +377,13 @@ class BraOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CbraOp(IRDLOperation):
+class CbraOp(PtxOp):
     """`@%p bra TAKEN;` then fall through to (or `bra` to) OTHER; `negate` prints `@!%p`.
 
     Neither successor may take block arguments.
     """
 
     name = "ptx.cbra"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     pred = operand_def(RegType)
     negate = opt_prop_def(UnitAttr)
     taken = successor_def()
@@ -417,11 +403,10 @@ class CbraOp(IRDLOperation):
 
 
 @irdl_op_definition
-class RetOp(IRDLOperation):
+class RetOp(PtxOp):
     """`ret;`"""
 
     name = "ptx.ret"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     traits = traits_def(IsTerminator())
 
 

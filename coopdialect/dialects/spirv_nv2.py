@@ -43,6 +43,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from coopdialect.dialects.op_family import op_class
 from coopdialect.dialects.spirv import (
     CooperativeMatrixType,
     PointerType,
@@ -166,12 +167,10 @@ class _Set(SpirvInstruction):
             raise VerifyException(f"{self.OPNAME}: Result Type must match the type of the input")
 
 
-def _op(cls_name: str, base: type, opname: str, input_type: type | None = None) -> type:
+def _op(cls_name: str, base: type, opname: str) -> type:
     short = opname[2:-2]  # OpTensorLayoutSetDimensionNV -> TensorLayoutSetDimension
-    body = {"name": f"spirv.NV.{short}", "OPNAME": opname, "__module__": __name__,
-            "__annotations__": {"OPNAME": "ClassVar[str]"},
-            "__doc__": f"`spirv.NV.{short}`: {opname}."}
-    return irdl_op_definition(type(cls_name, (base,), body))
+    return op_class(cls_name, base, f"spirv.NV.{short}", f"`spirv.NV.{short}`: {opname}.", __name__,
+                    OPNAME=opname)
 
 
 CreateTensorLayoutOp = _op("CreateTensorLayoutOp", _Create, "OpCreateTensorLayoutNV")
@@ -392,6 +391,8 @@ class CooperativeMatrixReduceOp(SpirvInstruction):
 
 
 class _MatrixUnary(SpirvInstruction):
+    """`spirv.NV.CooperativeMatrixConvert|Transpose %acc : (...) -> T`: one matrix in, one out."""
+
     matrix = operand_def(CooperativeMatrixType)
     result = result_def(CooperativeMatrixType)
     assembly_format = _GENERIC_FORMAT
@@ -400,20 +401,9 @@ class _MatrixUnary(SpirvInstruction):
         super().__init__(operands=[matrix], result_types=[result_type])
 
 
-@irdl_op_definition
-class CooperativeMatrixConvertOp(_MatrixUnary):
-    """`spirv.NV.CooperativeMatrixConvert %acc : (...) -> T`: OpCooperativeMatrixConvertNV."""
-
-    name = "spirv.NV.CooperativeMatrixConvert"
-    OPNAME: ClassVar[str] = "OpCooperativeMatrixConvertNV"
-
-
-@irdl_op_definition
-class CooperativeMatrixTransposeOp(_MatrixUnary):
-    """`spirv.NV.CooperativeMatrixTranspose %acc : (...) -> T`: OpCooperativeMatrixTransposeNV."""
-
-    name = "spirv.NV.CooperativeMatrixTranspose"
-    OPNAME: ClassVar[str] = "OpCooperativeMatrixTransposeNV"
+CooperativeMatrixConvertOp = _op("CooperativeMatrixConvertOp", _MatrixUnary, "OpCooperativeMatrixConvertNV")
+CooperativeMatrixTransposeOp = _op("CooperativeMatrixTransposeOp", _MatrixUnary,
+                                   "OpCooperativeMatrixTransposeNV")
 
 
 @irdl_op_definition

@@ -62,6 +62,8 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from coopdialect.dialects.op_family import op_class
+
 EXT = "SPV_NV_tensor_addressing"
 MAX_DIM = 5
 CLIP_SPAN_DEFAULT = 0xFFFFFFFF
@@ -304,9 +306,7 @@ class _Set(IRDLOperation):
 
 
 def _op(name: str, base: type, op_name: str, doc: str, **consts) -> type[IRDLOperation]:
-    body = {"name": op_name, "__doc__": doc, "__module__": __name__, **consts,
-            "__annotations__": {k: ClassVar[type(v)] for k, v in consts.items()}}
-    return irdl_op_definition(type(name, (base,), body))
+    return op_class(name, base, op_name, doc, __name__, **consts)
 
 
 CreateLayoutOp = _op(

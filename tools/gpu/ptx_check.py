@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+# tools/gpu/ is sys.path[0] when this runs as a script (here and on the GPU machine)
+from gpu_check_common import load_cases, load_kernel, main, report, run_case, run_cases, timed
 
 
 def _raw(a: np.ndarray) -> np.ndarray:
@@ -68,58 +70,29 @@ def build(folder: Path, count: int, perf: list[int], extra: list = ()) -> None:
           f"outputs of all {len(meta)} from the interpreter, each equal to the numpy model")
 
 
-def _load(cp, ptx: str, kernel: str, tmp: Path):
-    path = tmp / f"{kernel}_{abs(hash(ptx))}.ptx"
-    path.write_text(ptx)
-    return cp.RawModule(path=str(path)).get_function(kernel)
-
-
 def run(folder: Path, out: Path | None) -> int:
     import cupy as cp
 
-    meta = json.loads((folder / "cases.json").read_text())
-    data = np.load(folder / "data.npz")
-    tmp = Path("/tmp/ptxcheck")
-    tmp.mkdir(exist_ok=True)
-    lines, passed, failed, kinds = [], 0, 0, {}
-    for c in meta["cases"]:
-        try:
-            fn = _load(cp, c["ptx"], c["kernel"], tmp)
-            bufs = [cp.asarray(data[f"{c['name']}/in{i}"]) for i in range(c["nbuf"])]
-            fn(tuple(c["grid"]), tuple(c["block"]), tuple(bufs))
-            cp.cuda.Device().synchronize()
-            bad = 0
-            for i in c["outputs"]:
-                got, want = cp.asnumpy(bufs[i]), data[f"{c['name']}/exp{i}"]
-                bad += int(np.count_nonzero(got != want))
-            status = "PASS" if bad == 0 else f"FAIL ({bad} bytes differ)"
-        except Exception as e:  # noqa: BLE001 - report and go on
-            status = f"ERROR {type(e).__name__}: {e}"
-        ok = status == "PASS"
-        passed += ok
-        failed += not ok
-        lines.append(f"{status:8s} {c['name']}")
-        kind = c["name"].split("_")[0].rstrip("0123456789")  # gemm, mma, cv, ew, wgmma
-        k_ok, k_all = kinds.get(kind, (0, 0))
-        kinds[kind] = (k_ok + ok, k_all + 1)
+    meta, data, tmp = load_cases(folder, "ptxcheck")
+    lines, passed, failed, kinds = run_cases(
+        meta["cases"],
+        lambda c: run_case(cp, data, tmp, c, c["name"], tuple(c["block"]), c["outputs"],
+                           "FAIL ({bad} bytes differ)"),
+        lambda c: c["name"].split("_")[0].rstrip("0123456789"))  # gemm, mma, cv, ew, wgmma
     lines.append("by kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in kinds.items()))
     refs = sorted({c.get("reference", "numpy model") for c in meta["cases"]})
     lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs "
                  f"{' / '.join(refs)}")
     for p in meta["perf"]:
         lines.append(_perf(cp, p, tmp))
-    text = "\n".join(lines)
-    print(text)
-    if out is not None:
-        (out / "ptx_check.txt").write_text(text + "\n")
-    return 0 if failed == 0 else 1
+    return report(lines, out, "ptx_check.txt", failed)
 
 
 def _perf(cp, p: dict, tmp: Path) -> str:
     import torch
 
     n = p["n"]
-    fn = _load(cp, p["ptx"], p["kernel"], tmp)
+    fn = load_kernel(cp, p["ptx"], p["kernel"], tmp)
     a = torch.randint(-2, 3, (n, n), device="cuda").half()
     b = torch.randint(-2, 3, (n, n), device="cuda").half()
     c = torch.zeros((n, n), device="cuda", dtype=torch.float32)
@@ -130,18 +103,6 @@ def _perf(cp, p: dict, tmp: Path) -> str:
     ref = (a.float() @ b.float())
     exact = bool(torch.equal(c, ref))
     flop = 2.0 * n ** 3
-
-    def timed(f, reps):
-        f()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(reps):
-            f()
-        end.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(end) / 1e3 / reps
-
     reps = 10 if n <= 4096 else 4
     t_ptx = timed(lambda: fn(grid, block, (ca, cb, cc)), reps)
     t_blas = timed(lambda: torch.matmul(a, b), reps)
@@ -151,21 +112,5 @@ def _perf(cp, p: dict, tmp: Path) -> str:
             f"first-run result exact: {exact}")
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "build":
-        count = int(argv[argv.index("--count") + 1]) if "--count" in argv else 60
-        perf = ([int(x) for x in argv[argv.index("--perf") + 1].split(",")]
-                if "--perf" in argv else [])
-        t = time.time()
-        build(Path(argv[1]), count, perf)
-        print(f"({time.time() - t:.1f} s)")
-        return 0
-    if len(argv) >= 2 and argv[0] == "run":
-        out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
-        return run(Path(argv[1]), out)
-    print(__doc__)
-    return 2
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], __doc__, build, run, default_count=60))

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+# tools/gpu/ is sys.path[0] when this runs as a script (here and on the GPU machine)
+from gpu_check_common import load_cases, load_kernel, main, report, run_case, run_cases, timed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,40 +94,15 @@ def compress_24(dense: np.ndarray):
     return vals.copy(), (order[:, :, 0] | (order[:, :, 1] << 2)).astype(np.uint8)
 
 
-def _load(cp, ptx: str, kernel: str, tmp: Path):
-    path = tmp / f"{kernel}_{abs(hash(ptx))}.ptx"
-    path.write_text(ptx)
-    return cp.RawModule(path=str(path)).get_function(kernel)
-
-
 def run(folder: Path, out: Path | None) -> int:
     import cupy as cp
 
-    meta = json.loads((folder / "cases.json").read_text())
-    data = np.load(folder / "data.npz")
-    tmp = Path("/tmp/sparsecheck")
-    tmp.mkdir(exist_ok=True)
-    lines, passed, failed = [], 0, 0
-    fam_count: dict[str, list[int]] = {}
-    for c in meta["cases"]:
-        key = c.get("key", c["name"])
-        try:
-            fn = _load(cp, c["ptx"], c["kernel"], tmp)
-            bufs = [cp.asarray(data[f"{key}/in{i}"]) for i in range(c["nbuf"])]
-            fn(tuple(c["grid"]), (128, 1, 1), tuple(bufs))
-            cp.cuda.Device().synchronize()
-            got, want = cp.asnumpy(bufs[3]), data[f"{key}/exp3"]
-            bad = int(np.count_nonzero(got != want))
-            status = "PASS" if bad == 0 else f"FAIL ({bad} of {want.size} bytes differ)"
-        except Exception as e:  # noqa: BLE001 - report and go on
-            status = f"ERROR {type(e).__name__}: {e}"
-        ok = status == "PASS"
-        passed += ok
-        failed += not ok
-        f = fam_count.setdefault(f"{c['family']} sel{c['sel']}", [0, 0])
-        f[0] += ok
-        f[1] += 1
-        lines.append(f"{status:8s} {c['name']}")
+    meta, data, tmp = load_cases(folder, "sparsecheck")
+    lines, passed, failed, fam_count = run_cases(
+        meta["cases"],
+        lambda c: run_case(cp, data, tmp, c, c.get("key", c["name"]), (128, 1, 1), [3],
+                           "FAIL ({bad} of {size} bytes differ)"),
+        lambda c: f"{c['family']} sel{c['sel']}")
     lines.append("per family/selector: " + ", ".join(f"{k} {v[0]}/{v[1]}"
                                                       for k, v in sorted(fam_count.items())))
     lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs the interpreter")
@@ -134,12 +111,7 @@ def run(folder: Path, out: Path | None) -> int:
             lines.append(_perf(cp, p, tmp))
         except Exception as e:  # noqa: BLE001
             lines.append(f"perf n={p['n']}: ERROR {type(e).__name__}: {e}")
-    text = "\n".join(lines)
-    print(text)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "sparse_check.txt").write_text(text + "\n")
-    return 0 if failed == 0 else 1
+    return report(lines, out, "sparse_check.txt", failed)
 
 
 def _perf(cp, p: dict, tmp: Path) -> str:
@@ -147,7 +119,7 @@ def _perf(cp, p: dict, tmp: Path) -> str:
     from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
 
     n = p["n"]
-    fn = _load(cp, p["ptx"], "sparse_gemm_f16", tmp)
+    fn = load_kernel(cp, p["ptx"], "sparse_gemm_f16", tmp)
     dense = _sparse_a(np.random.default_rng(1), n, n)
     vals, emeta = compress_24(dense)
     a = torch.from_numpy(dense).cuda()
@@ -161,18 +133,6 @@ def _perf(cp, p: dict, tmp: Path) -> str:
     torch.cuda.synchronize()
     exact = bool(torch.equal(c, a.float() @ b.float()))
     flop = 2.0 * n ** 3
-
-    def timed(f, reps):
-        f()
-        torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(reps):
-            f()
-        e.record()
-        torch.cuda.synchronize()
-        return s.elapsed_time(e) / 1e3 / reps
-
     reps = 10 if n <= 4096 else 4
     t_sp = timed(lambda: fn(grid, (128, 1, 1), args), reps)
     t_dense = timed(lambda: torch.matmul(a, b), reps)
@@ -189,21 +149,5 @@ def _perf(cp, p: dict, tmp: Path) -> str:
             f"{tf[0] / tf[2]:.3f}; coop result exact: {exact}")
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "build":
-        count = int(argv[argv.index("--count") + 1]) if "--count" in argv else 120
-        perf = ([int(x) for x in argv[argv.index("--perf") + 1].split(",")]
-                if "--perf" in argv else [])
-        t = time.time()
-        build(Path(argv[1]), count, perf)
-        print(f"({time.time() - t:.1f} s)")
-        return 0
-    if len(argv) >= 2 and argv[0] == "run":
-        out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
-        return run(Path(argv[1]), out)
-    print(__doc__)
-    return 2
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], __doc__, build, run, default_count=120))
