@@ -23,7 +23,10 @@ VIEW_NAMES = {"set_dimension": "view_set_dimension", "set_stride": "view_set_str
               "set_clip": "view_set_clip"}
 
 
-def random_case(rng: random.Random, kind: str | None = None, etype: str | None = None) -> dict:
+def random_case(rng: random.Random, kind: str | None = None, etype: str | None = None,
+                avoid_clip_overflow: bool = True) -> dict:
+    """A random case; with avoid_clip_overflow False its view clip may have offset + span above
+    2^32 - 1 (undefined: the interpreter refuses it, `expected` returns None)."""
     kind = kind or rng.choice(["load", "load", "store"])
     ldim = rng.randint(1, 5)
     case = {"ldim": ldim, "mode": rng.choice(ref.MODES), "kind": kind,
@@ -37,7 +40,8 @@ def random_case(rng: random.Random, kind: str | None = None, etype: str | None =
         perm = list(range(vdim))
         rng.shuffle(perm)
         case["view"] = {"vdim": vdim, "has_dims": has, "perm": perm,
-                        "vops": ref.random_view_chain(rng, vdim, rng.randint(0, 3))}
+                        "vops": ref.random_view_chain(rng, vdim, rng.randint(0, 3),
+                                                        avoid_clip_overflow)}
     n = len(case["lops"]) + (len(case["view"]["vops"]) if case["view"] else 0)
     for i, _ in enumerate(case["lops"]):
         if rng.random() < 0.5:
@@ -112,10 +116,12 @@ def case_inputs(case: dict, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return buf, out
 
 
-def expected(case: dict, buf: np.ndarray, out: np.ndarray):
-    """(expected tensor buffer, expected matrix buffer) or None when the run must fail."""
+def expected(case: dict, buf: np.ndarray, out: np.ndarray, rounding: str = "ceiling"):
+    """(expected tensor buffer, expected matrix buffer) or None when the run must fail.
+    rounding="floor": the H200 driver's OpTensorLayoutSetDimensionNV strides (not the spec; see
+    tensor_reference.layout_op)."""
     try:
-        t = ref.run_chain(case["ldim"], case["lops"])
+        t = ref.run_chain(case["ldim"], case["lops"], rounding=rounding)
     except ValueError:  # a stride rule is broken: the interpreter must refuse
         return None
     view = None

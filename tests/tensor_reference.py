@@ -45,8 +45,11 @@ def stride_rule_ok(t: dict, name: str, args: list[int]) -> bool:
     return True
 
 
-def layout_op(t: dict, name: str, args: list[int]) -> dict:
-    if not stride_rule_ok(t, name, args):
+def layout_op(t: dict, name: str, args: list[int], rounding: str = "ceiling") -> dict:
+    """One layout instruction. rounding="floor" models the H200 driver's observed
+    OpTensorLayoutSetDimensionNV (stride[i+1] * floor(Dim<i+1> / blockSize[i+1]); the text says
+    ceiling) and checks no stride rule; it is not the spec."""
+    if rounding == "ceiling" and not stride_rule_ok(t, name, args):
         raise ValueError("stride rule")
     t = {k: (list(v) if isinstance(v, list) else v) for k, v in t.items()}
     n = len(t["span"])
@@ -58,7 +61,8 @@ def layout_op(t: dict, name: str, args: list[int]) -> dict:
         t["stride"][n - 1] = 1
         for i in range(n - 2, -1, -1):
             d, b = t["layoutDimension"][i + 1], t["blockSize"][i + 1]
-            t["stride"][i] = (t["stride"][i + 1] * ((d + b - 1) // b)) & M32
+            blocks = (d + b - 1) // b if rounding == "ceiling" else d // b
+            t["stride"][i] = (t["stride"][i + 1] * blocks) & M32
     elif name == "set_stride":
         t["stride"] = [a & M32 for a in args]
     elif name == "set_block_size":
@@ -133,7 +137,11 @@ def element(t, mode, row, col, N, view=None, is_store=False):
     else:
         v, has_dims, perm = view
         ro, rs, co, cs = v["clip"]
-        if row < ro or row >= ((ro + rs) & M32) or col < co or col >= ((co + cs) & M32):
+        # The text computes `clipRowOffset + clipRowSpan` in uint32 (it would wrap) but the
+        # hardware does not wrap: coopdialect treats a sum above 2^32 - 1 as undefined (an error).
+        if ro + rs > M32 or co + cs > M32:
+            return "ub", None, None, None
+        if row < ro or row >= ro + rs or col < co or col >= co + cs:
             return "clip", None, None, None
         r, c = row - ro, col - co
         width = min(N, cs)
@@ -218,7 +226,9 @@ def random_layout_chain(rng: random.Random, dim: int, nops: int, store: bool = F
     return ops
 
 
-def random_view_chain(rng: random.Random, dim: int, nops: int):
+def random_view_chain(rng: random.Random, dim: int, nops: int, avoid_clip_overflow: bool = True):
+    """(op, args) list; with avoid_clip_overflow False, a set_clip may have offset + span above
+    2^32 - 1 (undefined: the interpreter must refuse it)."""
     ops = []
     for _ in range(nops):
         name = rng.choice(VIEW_OPS)
@@ -226,6 +236,11 @@ def random_view_chain(rng: random.Random, dim: int, nops: int):
             args = [rng.randint(1, 6) for _ in range(dim)]
         elif name == "set_stride":
             args = [rng.randint(0, 30) for _ in range(dim)]
+        elif avoid_clip_overflow:
+            # huge spans, but offset + span stays <= 2^32 - 1 (a larger sum is undefined)
+            ro, co = rng.randint(0, 4), rng.randint(0, 4)
+            args = [ro, rng.choice([rng.randint(1, 16), M32 - ro - rng.randint(0, 3)]),
+                    co, rng.choice([rng.randint(1, 16), M32 - co - rng.randint(0, 3)])]
         else:
             args = [rng.randint(0, 4), rng.choice([rng.randint(1, 16), M32 - rng.randint(0, 3)]),
                     rng.randint(0, 4), rng.choice([rng.randint(1, 16), M32 - rng.randint(0, 3)])]
@@ -233,9 +248,10 @@ def random_view_chain(rng: random.Random, dim: int, nops: int):
     return ops
 
 
-def run_chain(dim: int, ops, view: bool = False) -> dict:
-    """The state after `ops`; ValueError when a layout op breaks a stride rule."""
+def run_chain(dim: int, ops, view: bool = False, rounding: str = "ceiling") -> dict:
+    """The state after `ops`; ValueError when a layout op breaks a stride rule. rounding: see
+    layout_op."""
     s = create_view(dim) if view else create_layout(dim)
     for name, args in ops:
-        s = view_op(s, name, args) if view else layout_op(s, name, args)
+        s = view_op(s, name, args) if view else layout_op(s, name, args, rounding)
     return s

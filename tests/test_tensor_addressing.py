@@ -39,9 +39,9 @@ def test_indices_match_reference(seed):
     """tensor_element_indices == the scalar pseudo-code, element by element (indices, blockCoord,
     coordInBlock, clip and discard masks), over 150 random layouts/views per seed."""
     rng = random.Random(seed)
-    checked = 0
+    checked = overflows = 0
     for _ in range(150):
-        case = tensor_ir.random_case(rng)
+        case = tensor_ir.random_case(rng, avoid_clip_overflow=False)
         try:
             t = ref.run_chain(case["ldim"], case["lops"])
         except ValueError:
@@ -61,7 +61,10 @@ def test_indices_match_reference(seed):
         want = [[ref.element(t, case["mode"], r, c, C, view, store) for c in range(C)]
                 for r in range(R)]
         if any(w[0] == "ub" for row in want for w in row):
-            with pytest.raises(AddressingError):
+            over = view is not None and (view[0]["clip"][0] + view[0]["clip"][1] > ref.M32 or
+                                         view[0]["clip"][2] + view[0]["clip"][3] > ref.M32)
+            overflows += over
+            with pytest.raises(AddressingError, match="exceeds 2" if over else None):
                 tensor_element_indices(lv, R, C, vv, store)
             continue
         got = tensor_element_indices(lv, R, C, vv, store)
@@ -78,6 +81,7 @@ def test_indices_match_reference(seed):
                     assert list(got.coord_in_block[r, c]) == inner
         checked += 1
     assert checked > 60
+    assert overflows > 0  # some views clip with offset + span > 2^32 - 1: refused
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -88,7 +92,7 @@ def test_kernels_match_reference(seed):
     nrng = np.random.default_rng(seed)
     ok = failed = 0
     for i in range(70):
-        case = tensor_ir.random_case(rng)
+        case = tensor_ir.random_case(rng, avoid_clip_overflow=False)
         case["dynamic"] = set(range(10)) | set(range(100, 110))  # no constant-operand rules
         text, scalars = tensor_ir.case_ir(case)
         module = _parse(text)
@@ -144,3 +148,24 @@ def test_undefined_out_of_bounds_is_an_error():
     st = ta.LayoutState((1,), (4,), (1,), (2,), (4,), 0)
     with pytest.raises(AddressingError, match="Undefined"):
         tensor_element_indices(LayoutValue(ta.ClampMode.Undefined, st), 1, 4)
+
+
+def test_clip_offset_plus_span_above_u32_is_an_error():
+    """clipRowOffset + clipRowSpan (or Col) > 2^32 - 1: the text's uint32 sum wraps, the H200
+    does not wrap; coopdialect refuses it. A sum of exactly 2^32 - 1 is fine (the default clip)."""
+    st = ta.LayoutState((1,), (64,), (1,), (0,), (64,), 0)
+    lv = LayoutValue(ta.ClampMode.Undefined, st)
+
+    def view(clip):
+        return ViewValue(True, (0,), ta.ViewState((64,), (1,), clip))
+
+    for clip, what in (((4, 0xFFFFFFFC, 0, 8), "clipRowOffset"),
+                       ((0, 8, 1, 0xFFFFFFFF), "clipColOffset")):
+        with pytest.raises(AddressingError, match=f"{what} \\+ clip.*exceeds 2\\^32 - 1"):
+            tensor_element_indices(lv, 8, 8, view(clip))
+        assert ref.element({"blockSize": [1], "layoutDimension": [64], "stride": [1],
+                            "offset": [0], "span": [64], "clampValue": 0}, "Undefined", 0, 0, 8,
+                           ({"viewDimension": [64], "viewStride": [1], "clip": list(clip)},
+                            True, [0]))[0] == "ub"
+    a = tensor_element_indices(lv, 8, 8, view((3, 0xFFFFFFFC, 2, 0xFFFFFFFD)))
+    assert not a.active[:3].any() and not a.active[:, :2].any() and a.active[3:, 2:].all()

@@ -7,9 +7,13 @@ dynamically uniform; a lane vector whose lanes differ is an error.
 
 `tensor_element_indices` is the spec's `matrixCoordToTensorElement` /
 `matrixCoordToTensorElementWithView`, for every (row, col) of an M×N matrix at once (numpy, no
-per-element loop). Arithmetic is the pseudo-code's: uint32 for indices, spans, strides, clip values
-(so `clipRowOffset + clipRowSpan` wraps as in C), int32 for `offset` and the tensor coordinate
-`c`, remainders as OpSMod. Choices:
+per-element loop). Arithmetic is the pseudo-code's: uint32 for indices, spans, strides, clip values,
+int32 for `offset` and the tensor coordinate `c`, remainders as OpSMod. Choices:
+
+* A view clip whose `clipRowOffset + clipRowSpan` or `clipColOffset + clipColSpan` exceeds
+  2^32 - 1 is an error (AddressingError), never a silent value: the pseudo-code's uint32 sum
+  wraps, but the H200's driver does not wrap (it loads/stores the rows and columns the wrapped
+  sum would clip), so such IR is undefined in practice and not portable.
 
 * RepeatMirrored follows the clamp-mode table (`c = c % (2*dim-2); c = c >= dim ? 2*dim-2-c : c`
   with dim = layoutDimension); the pseudo-code's MirrorRepeat lines compare against the loop
@@ -17,6 +21,9 @@ per-element loop). Arithmetic is the pseudo-code's: uint32 for indices, spans, s
   raised as an error.
 * Undefined clamp mode with an out-of-bounds coordinate is an error (undefined behavior), for loads
   and stores. A span, view dimension or block size of 0 that a remainder divides by is an error.
+* The H200 driver deviates from the text in two measured ways (OpTensorLayoutSetDimensionNV rounds
+  the block count down; RepeatMirrored with a layoutDimension of 1 outside dimension 0 reads
+  element 0): the interpreter follows the text; docs/tensor-addressing.md gives the rules.
 * Constant loads return clampValue's bit pattern, truncated (or zero-extended) to the component
   width and reinterpreted (0x4200 is 3.0 in f16, as measured on the H200).
 """
@@ -94,7 +101,7 @@ def tensor_element_indices(layout: LayoutValue, rows: int, cols: int,
     """matrixCoordToTensorElement[WithView] for every element of a rows×cols matrix.
 
     Raises AddressingError for undefined behavior (Undefined-mode out-of-bounds coordinates,
-    remainders or divisions by zero)."""
+    remainders or divisions by zero, a view clip offset + span above 2^32 - 1)."""
     t = layout.state
     ldim = len(t.dimension)
     r = np.broadcast_to(np.arange(rows, dtype=np.int64)[:, None], (rows, cols))
@@ -105,7 +112,12 @@ def tensor_element_indices(layout: LayoutValue, rows: int, cols: int,
     else:
         v = view.state
         ro, rs, co, cs = v.clip
-        active = ~((r < ro) | (r >= ((ro + rs) & U32)) | (c < co) | (c >= ((co + cs) & U32)))
+        for name, off, span in (("Row", ro, rs), ("Col", co, cs)):
+            if off + span > U32:
+                raise AddressingError(
+                    f"view clip{name}Offset + clip{name}Span = {off} + {span} exceeds 2^32 - 1: "
+                    f"the spec's uint32 sum wraps, the hardware does not (undefined in practice)")
+        active = ~((r < ro) | (r >= ro + rs) | (c < co) | (c >= co + cs))
         width = min(cols, cs)
         index = (((r - ro) & U32) * width + ((c - co) & U32)) & U32
         vdim = len(v.dimension)

@@ -18,7 +18,11 @@ broken stride rule, conflicting stores) are drawn again.
 
 `run` dispatches every module with tools/gpu/vk_runner.py and compares every buffer bit for bit,
 except softmax_rows' Y, which divides (Vulkan's OpFDiv precision is 2.5 ULP): there the bound is
-3 ULP of the interpreter's f32 value.
+3 ULP of the interpreter's f32 value. A random case that differs from the interpreter but equals,
+bit for bit, what one of the two documented H200 driver deviations predicts
+(docs/tensor-addressing.md: `set_dimension_floor`, `mirrored_dim1_index0`; built from
+tests/tensor_reference.py) is reported as KNOWN, still counted as a mismatch. `--save-all` keeps
+every case's GPU result buffer.
 """
 
 from __future__ import annotations
@@ -73,6 +77,32 @@ def _save(out: str, case: str, spv: bytes, inputs, expected, entry: str, grid, c
     np.savez(os.path.join(out, f"{case}.npz"), *inputs, *expected)
     manifest.append({"case": case, "entry": entry, "grid": list(grid), "buffers": len(inputs),
                      "compare": compare, **info})
+
+
+def _driver_alternatives(case: dict, buf: np.ndarray, mat: np.ndarray, want) -> dict:
+    """What the H200 driver gives instead of the spec for the two deviations documented in
+    docs/tensor-addressing.md (only where it differs from `want`): rule name -> [buf, mat]."""
+    import tensor_ir
+    import tensor_reference as ref
+
+    alts = {}
+    floor = tensor_ir.expected(case, buf, mat, rounding="floor")
+    if floor is not None and not all(np.array_equal(a.view(np.uint8), b.view(np.uint8))
+                                     for a, b in zip(floor, want)):
+        alts["set_dimension_floor"] = list(floor)
+    t = ref.run_chain(case["ldim"], case["lops"])
+    if (case["kind"] == "load" and case["mode"] == "RepeatMirrored"
+            and 1 in t["layoutDimension"][1:]):
+        v = case["view"]
+        view = v and (ref.run_chain(v["vdim"], v["vops"], view=True), v["has_dims"], v["perm"])
+        m = want[1].copy()
+        for r in range(case["rows"]):
+            for c in range(case["cols"]):
+                if ref.element(t, case["mode"], r, c, case["cols"], view)[0] == "ok":
+                    m[r, c] = buf[0]
+        if not np.array_equal(m.view(np.uint8), want[1].view(np.uint8)):
+            alts["mirrored_dim1_index0"] = [want[0], m]
+    return alts
 
 
 def build(out: str, seed: int, n_cases: int) -> None:
@@ -130,6 +160,11 @@ def build(out: str, seed: int, n_cases: int) -> None:
                                                            "ops": [o for o, _ in case["view"]["vops"]]},
                 "layout_ops": [o for o, _ in case["lops"]], "shape": [case["rows"], case["cols"]],
                 "etype": case["etype"]}
+        alts = _driver_alternatives(case, buf, mat, want)
+        if alts:
+            info["alt"] = sorted(alts)
+            np.savez(os.path.join(out, f"random_{built:03d}_alt.npz"),
+                     **{f"{k}_{i}": a for k, v in alts.items() for i, a in enumerate(v)})
         _save(out, f"random_{built:03d}", _spv(text, f"random_{built}", False), [buf, mat], got, "k",
               (1, 1, 1), ["exact", "exact"], manifest, info)
         built += 1
@@ -148,14 +183,14 @@ def _compare(got: np.ndarray, want: np.ndarray, how: str) -> tuple[bool, str]:
     return bool(err.max() <= 3), f"max error {err.max():.2f} ulp"
 
 
-def run(folder: str, out: str | None) -> int:
+def run(folder: str, out: str | None, save_all: bool = False) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from vk_runner import VulkanContext
 
     with open(os.path.join(folder, "manifest.json")) as f:
         manifest = json.load(f)
-    lines, failures, results = [], 0, []
-    mismatched: dict[str, np.ndarray] = {}  # the GPU's buffer of each failing case, for diagnosis
+    lines, failures, results, known = [], 0, [], 0
+    mismatched: dict[str, np.ndarray] = {}  # GPU result buffers: failing cases (all: --save-all)
     with VulkanContext() as ctx:
         info = ctx.device_info()
         lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
@@ -174,24 +209,36 @@ def run(folder: str, out: str | None) -> int:
                 detail = "; ".join(c[1] for c in checks)
             except Exception as e:  # noqa: BLE001 - report and go on with the other cases
                 ok, detail = False, f"{type(e).__name__}: {e}"
+            status = "PASS" if ok else "FAIL"
+            if not ok and got is not None and m.get("alt"):
+                # a documented driver deviation (docs/tensor-addressing.md)?
+                alt = np.load(os.path.join(folder, m["case"] + "_alt.npz"))
+                for rule in m["alt"]:
+                    if all(np.array_equal(g.view(np.uint8), alt[f"{rule}_{i}"].view(np.uint8))
+                           for i, g in enumerate(got)):
+                        status, detail = "KNOWN", f"{detail}; equals the driver rule {rule}"
+                        known += 1
+                        break
             failures += not ok
             results.append({"case": m["case"], "ok": ok, "detail": detail})
-            if not ok and got is not None:
+            if (save_all or not ok) and got is not None:
                 mismatched[m["case"]] = got[-1] if m["kind"] == "load" else got[0]
             desc = m["kind"] if m["kind"] == "example" else (
                 f"{m['kind']} {m['etype']} {m['shape'][0]}x{m['shape'][1]} Dim{m['ldim']} {m['mode']} "
                 f"{'+'.join(m['layout_ops']) or '-'}"
                 + (f" view{m['view']['vdim']}{m['view']['perm']}{'+'.join(m['view']['ops'])}" if m["view"] else ""))
-            lines.append(f"[{'PASS' if ok else 'FAIL'}] {m['case']} ({desc}): {detail}")
-    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases match the interpreter")
+            lines.append(f"[{status}] {m['case']} ({desc}): {detail}")
+    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases match the interpreter; of the "
+                 f"{failures} others, {known} equal a documented driver deviation")
     text = "\n".join(lines)
     print(text)
     if out:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "tensor_check.txt"), "w") as f:
             f.write(text + "\n")
-        if mismatched:
-            np.savez(os.path.join(out, "tensor_check_failures.npz"), **mismatched)
+        if mismatched:  # --save-all: every case's result buffer, else the failing ones
+            np.savez(os.path.join(out, "tensor_check_outputs.npz" if save_all else
+                                  "tensor_check_failures.npz"), **mismatched)
     return 1 if failures else 0
 
 
@@ -205,11 +252,13 @@ def main() -> None:
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--out")
+    r.add_argument("--save-all", action="store_true",
+                   help="save every case's GPU result buffer (tensor_check_outputs.npz)")
     args = ap.parse_args()
     if args.cmd == "build":
         build(args.folder, args.seed, args.cases)
     else:
-        sys.exit(run(args.folder, args.out))
+        sys.exit(run(args.folder, args.out, args.save_all))
 
 
 if __name__ == "__main__":
