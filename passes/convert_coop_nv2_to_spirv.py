@@ -16,9 +16,10 @@ when `passes/convert_coop_to_spirv.py` imports this module.
   TransposeNV / PerElementOpNV; the referenced `func.func`s become `spirv.func`s with
   OpFunctionParameters and OpReturnValue (`lower_helper_function`).
 
-Refused (one-line CoopError): flavor=nv (these instructions use OpTypeCooperativeMatrixKHR), a
-DecodeFunc (its first parameter must be a PhysicalStorageBuffer pointer, which needs the
-PhysicalStorageBuffer64 addressing model this Vulkan lowering does not use).
+* a DecodeFunc (`coop.load_tensor ... decode @f`) -> the DecodeFunc operand and a function whose
+  first parameter is a PhysicalStorageBuffer pointer (`passes/convert_decode_func_to_spirv.py`).
+
+Refused (one-line CoopError): flavor=nv (these instructions use OpTypeCooperativeMatrixKHR).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from coopdialect.dialects import spirv as sp
 from coopdialect.dialects import spirv_nv2 as nv2
 from coopdialect.dialects import tensor_addr as ta
 from coopdialect.dialects.coop import MatrixType
+from coopdialect.passes import convert_decode_func_to_spirv as _decode
 
 _SET_CLASSES: dict[str, type[Operation]] = {c.OPNAME: c for c in nv2.TENSOR_SET_OPS}
 _SET_BY_SOURCE_NAME: dict[str, type[Operation]] = {
@@ -101,14 +103,12 @@ def _memory_operand(low, op: Operation) -> str | None:
 
 def lower_load_tensor(low, op: coop_nv2.LoadTensorOp) -> None:
     _khr_only(low, op)
-    if op.decode_func is not None:
-        raise CoopError(op, "DecodeFunc has no lowering: its first parameter must be a "
-                            "PhysicalStorageBuffer pointer, and this lowering addresses StorageBuffer")
     low.matrix_type(op, op.result.type)
     ptr = _array_pointer(low, op, op.pointer)
     view = None if op.view is None else low.get(op, op.view)
+    decode = None if op.decode_func is None else op.decode_func.root_reference.data
     new = nv2.CooperativeMatrixLoadTensorOp(ptr, low.get(op, op.object), low.get(op, op.layout), view,
-                                            _memory_operand(low, op))
+                                            _memory_operand(low, op), decode)
     low.set(op.result, low.emit(new).result)
 
 
@@ -173,12 +173,14 @@ def referenced_functions(module_ops) -> dict[str, Operation]:
 def lower_helper_function(lowering_cls, fn: func.FuncOp, flavor: str) -> list[Operation]:
     """A referenced `func.func` as a `spirv.func` with parameters: straight-line arith code and a
     `func.return` of one value (OpReturnValue). Tangled instructions are not allowed there (spec),
-    and none of the lowered arith ops is one."""
+    and none of the lowered arith ops is one. A DecodeFunc goes to `convert_decode_func_to_spirv`."""
+    if _decode.is_decode_function(fn):
+        return _decode.lower_decode_function(lowering_cls, fn, flavor)
     low = lowering_cls(fn, flavor, helper=True)
     for i, t in enumerate(fn.function_type.inputs):
         if isinstance(t, MemRefType):
-            raise CoopError(fn, f"parameter {i} of a function used by a coop op is a memref: "
-                                "no lowering (DecodeFunc needs a PhysicalStorageBuffer pointer)")
+            raise CoopError(fn, f"parameter {i} of a function used by a coop op is a memref: only "
+                                "a DecodeFunc's first parameter may be one")
     ins = [low.scalar_type(fn, t) for t in fn.function_type.inputs]
     outs = [low.scalar_type(fn, t) for t in fn.function_type.outputs]
     low.fn = sp.FuncOp(low.name, FunctionType.from_lists(ins, outs))
@@ -215,4 +217,5 @@ def register(rules: dict) -> None:
     rules[coop_nv2.PerElementOp] = lower_per_element
     rules[arith.MaximumfOp] = lower_maximumf
     rules[arith.MinimumfOp] = lower_minimumf
+    _decode.register(rules)
 

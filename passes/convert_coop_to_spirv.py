@@ -565,7 +565,8 @@ class ConvertCoopToSpirvPass(ModulePass):
         others = [o for o in op.body.blocks[0].ops if not isinstance(o, func.FuncOp)]
         if others:
             raise CoopError(others[0], "only func.func kernels may appear at module level")
-        module = sp.ModuleOp(contents, capabilities=["Shader"])
+        # PhysicalStorageBuffer64 only where a DecodeFunc takes a PhysicalStorageBuffer pointer
+        module = sp.ModuleOp(contents, _nv2._decode.addressing_model(contents), capabilities=["Shader"])
         apply_requirements(module)
         for k in funcs:
             k.detach()

@@ -26,6 +26,7 @@ MODULES = [
     ("examples/gemm_coopmat2_f16.mlir", ("khr",)),
     ("examples/conv_patch_clamped.mlir", ("khr",)),
     ("examples/softmax_rows.mlir", ("khr",)),
+    ("examples/block_decode_load.mlir", ("khr",)),  # DecodeFunc: PhysicalStorageBuffer64
     ("tests/filecheck/passes/convert_coop_nv2_to_spirv.mlir", ("khr",)),
 ]
 CASES = [(path, flavor) for path, flavors in MODULES for flavor in flavors]

@@ -63,6 +63,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from coopdialect.dialects.op_family import op_class
 from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS
 
 # ---------------------------------------------------------------------------------------------
@@ -496,9 +497,8 @@ class _Compare(_Binary):
 
 
 def _binary(cls_name: str, opname: str, base: type = _Binary) -> type:
-    cls = type(cls_name + "Op", (base,), {"name": f"spirv.{opname[2:]}", "OPNAME": opname, "__annotations__": {"OPNAME": "ClassVar[str]"},
-                                         "__doc__": f"`spirv.{opname[2:]}`: {opname}."})
-    return irdl_op_definition(cls)
+    return op_class(cls_name + "Op", base, f"spirv.{opname[2:]}", f"`spirv.{opname[2:]}`: {opname}.",
+                    __name__, OPNAME=opname)
 
 
 IAddOp = _binary("IAdd", "OpIAdd")
@@ -1248,12 +1248,15 @@ class ExecutionModeOp(IRDLOperation):
 class FuncOp(IRDLOperation):
     """`spirv.func @main() -> () { ... }`: OpFunction; entry block arguments are
     OpFunctionParameters, other block arguments OpPhis. `function_control` is a FunctionControl
-    enum string (default "None")."""
+    enum string (default "None"). `param_decorations` (optional) holds one Decoration name per
+    parameter, "" for none: "Aliased" / "Restrict", which a PhysicalStorageBuffer pointer
+    parameter must carry exactly one of (SPV_KHR_physical_storage_buffer)."""
 
     name = "spirv.func"
     sym_name = prop_def(StringAttr)
     function_type = prop_def(FunctionType)
     function_control = opt_prop_def(StringAttr)
+    param_decorations = opt_prop_def(ArrayAttr[StringAttr])
     body = region_def()
     traits = traits_def(SymbolOpInterface())
 
@@ -1274,6 +1277,16 @@ class FuncOp(IRDLOperation):
             raise VerifyException("spirv.func entry block arguments must match the function type")
         if self.function_control is not None:
             parse_enum_operand("FunctionControl", self.function_control.data)
+        if self.param_decorations is not None:
+            decos = [d.data for d in self.param_decorations]
+            if len(decos) != len(self.function_type.inputs) or not set(decos) <= {"", "Aliased", "Restrict"}:
+                raise VerifyException("spirv.func param_decorations: one of \"\", \"Aliased\", "
+                                      "\"Restrict\" per parameter")
+        for i, t in enumerate(self.function_type.inputs):
+            if isinstance(t, PointerType) and t.storage_class.data == "PhysicalStorageBuffer" and (
+                    self.param_decorations is None or not self.param_decorations.data[i].data):
+                raise VerifyException(f"spirv.func parameter {i} is a PhysicalStorageBuffer pointer: it must "
+                                      "be decorated with exactly one of Aliased or Restrict")
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
@@ -1282,7 +1295,7 @@ class FuncOp(IRDLOperation):
         op = cls(name, FunctionType.from_lists(inputs, outputs), region)
         if extra is not None:
             for k, v in extra.data.items():
-                if k == "function_control":
+                if k in ("function_control", "param_decorations"):
                     op.properties[k] = v
                 else:
                     op.attributes[k] = v
@@ -1292,6 +1305,8 @@ class FuncOp(IRDLOperation):
         attrs = dict(self.attributes)
         if self.function_control is not None:
             attrs["function_control"] = self.function_control
+        if self.param_decorations is not None:
+            attrs["param_decorations"] = self.param_decorations
         print_func_op_like(printer, self.sym_name, self.function_type, self.body, attrs,
                            reserved_attr_names=("sym_name", "function_type"))
 

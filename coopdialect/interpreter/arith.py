@@ -11,7 +11,8 @@ only Python scalars. `CoopArithFunctions` replaces them (register it after xDSL'
 * floats: constant (rounded once to the type), addf, subf, mulf, divf, negf, cmpf, extf, truncf,
   sitofp, uitofp, fptosi, fptoui, minimumf, maximumf — each result rounded to the result type
   (numpy float16/float32, ml_dtypes bfloat16/float8); fptosi/fptoui of NaN or out-of-range
-  values (poison in MLIR) raise.
+  values (poison in MLIR) raise;
+* bitcast: the bits reinterpreted between same-width integer and float types (i16 <-> f16).
 
 Operands may be lane vectors (numpy arrays of shape (subgroup_size,)); the result is then a lane
 vector: int64 holding the signed value for integers, the float dtype for floats, bool for i1.
@@ -259,6 +260,26 @@ class CoopArithFunctions(InterpreterFunctions):
     @impl(arith.TruncIOp)
     def run_trunci(self, interpreter, op, args):
         return self._int_cast(interpreter, op, args, True)
+
+    @impl(arith.BitcastOp)
+    def run_bitcast(self, interpreter, op, args):
+        """Same-width reinterpretation between integer and float types (e.g. i16 <-> f16)."""
+        src, dst = op.operands[0].type, op.results[0].type
+        vector = is_lanes(args[0])
+        if isinstance(src, IntegerType | IndexType):
+            bits = _width(interpreter, src)
+            raw = np.asarray(_ints(args[0], bits, False)).astype(np.uint64)
+        else:
+            a = np.asarray(args[0]).astype(_float_dtype(op, src))
+            raw = a.view(np.dtype(f"u{a.dtype.itemsize}")).astype(np.uint64)
+            bits = a.dtype.itemsize * 8
+        if isinstance(dst, IntegerType | IndexType):
+            return (_int_result(raw.astype(object), _width(interpreter, dst), vector),)
+        dt = _float_dtype(op, dst)
+        if dt.itemsize * 8 != bits:
+            raise fail(op, f"arith.bitcast between types of different widths ({src} -> {dst})")
+        out = raw.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
+        return (out if vector else out[()],)
 
     # ---- floats ---------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ _IGNORED = {"OpSource", "OpSourceExtension", "OpSourceContinued", "OpString", "O
 _FLOATS = {16: Float16Type, 32: Float32Type, 64: Float64Type}
 _TYPE_DECORATIONS = {"ArrayStride", "Block", "Offset"}
 _VAR_DECORATIONS = {"DescriptorSet", "Binding", "BuiltIn"}
+_PARAM_DECORATIONS = {"Aliased", "Restrict"}  # on PhysicalStorageBuffer pointer parameters
 
 
 class _Inst:
@@ -217,10 +218,10 @@ class _Reader:
         if len(ws) < 2:
             raise ValueError("missing operands")
         name = self.enum_name("Decoration", ws[1])
-        if name not in _TYPE_DECORATIONS | _VAR_DECORATIONS:
+        if name not in _TYPE_DECORATIONS | _VAR_DECORATIONS | _PARAM_DECORATIONS:
             raise ValueError(f"decoration {name} is not supported")
         params = ws[2:]
-        expected = 1 if name != "Block" else 0
+        expected = 1 if name not in {"Block"} | _PARAM_DECORATIONS else 0
         if len(params) != expected:
             raise ValueError(f"decoration {name} expects {expected} operand(s)")
         self.decorations.setdefault(ws[0], []).append((name, params))
@@ -453,6 +454,12 @@ class _Reader:
         region = Region(xblocks)
         fn = spirv.FuncOp(self.functions[fid], ftype, region,
                           None if control == "None" else control)
+        decos = [next((n for n, _ in self.decorations.get(p.words[1] if len(p.words) > 1 else -1, ()) if n in _PARAM_DECORATIONS), "")
+                 for p in params]
+        if any(decos):
+            from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
+            fn.properties["param_decorations"] = ArrayAttr(StringAttr(d) for d in decos)
         if self.type(ret_t) != (ftype.outputs.data[0] if ftype.outputs.data else spirv.VoidType()):
             raise self.err("OpFunction result type does not match the function type")
         addr: dict[int, SSAValue] = {}

@@ -407,9 +407,12 @@ class _Writer:
         out = [self.ins("OpFunction", [self.type_id(ret), fref, *encode_enum("FunctionControl", control),
                                        self.type_id(ftype)])]
         blocks = list(fn.body.blocks)
-        for arg in blocks[0].args:
+        decos = fn.param_decorations.data if fn.param_decorations is not None else ()
+        for i, arg in enumerate(blocks[0].args):
             out.append(self.ins("OpFunctionParameter", [self.type_id(arg.type), _Ref(arg)]))
             self.name_value(arg)
+            if i < len(decos) and decos[i].data:  # Aliased / Restrict on a pointer parameter
+                self.annotations.append(self.ins("OpDecorate", [_Ref(arg), *encode_enum("Decoration", decos[i].data)]))
         for block in blocks:
             out.append(self.ins("OpLabel", [_Ref(block)]))
             if block is not blocks[0]:

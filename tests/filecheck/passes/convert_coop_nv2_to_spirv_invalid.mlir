@@ -16,7 +16,7 @@ func.func @k(%T: memref<256xi32>) attributes {coop.workgroup_size = array<i32: 3
   func.return
 }
 // NV: error: 'coop.load_tensor' op 'coop.load_tensor' lowers to SPV_NV_cooperative_matrix2, which extends OpTypeCooperativeMatrixKHR: use convert-coop-to-spirv{flavor=khr}
-// CHECK: error: 'coop.load_tensor' op DecodeFunc has no lowering: its first parameter must be a PhysicalStorageBuffer pointer, and this lowering addresses StorageBuffer
+// CHECK: error: 'arith.sitofp' op uses the DecodeFunc's index parameter, which SPIR-V folds into the pointer parameter (Pointer + index elements): only `memref.load %m[%index + k]` is supported (k built without %index, through arith.index_cast / addi / subi)
 
 // -----
 !m = !coop.matrix<16x16xf32, Subgroup, MatrixAcc>
