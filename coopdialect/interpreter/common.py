@@ -169,6 +169,10 @@ class Workgroup:
     barrier: threading.Barrier | None = None
     shared: dict[Operation, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # race detection (coopdialect.interpreter.races): the run's RaceTracker and this
+    # workgroup's tag base
+    races: Any = None
+    tag_base: int = 0
 
 
 @dataclass
@@ -185,6 +189,8 @@ class SubgroupContext:
     subgroup_id: int = 0
     subgroup_size: int = 32
     workgroup: Workgroup = field(default_factory=Workgroup)
+    epoch: int = 0  # gpu.barrier calls this subgroup has passed
+    workgroup_stores: int = 0  # Workgroup-scope matrix stores it has executed
 
     @property
     def workgroup_invocations(self) -> int:

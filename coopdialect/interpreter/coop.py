@@ -58,6 +58,7 @@ from coopdialect.interpreter.common import (
     unsigned_view,
     wrap_to,
 )
+from coopdialect.interpreter.races import access
 
 # --------------------------------------------------------------------------------------------
 # Memory
@@ -191,11 +192,15 @@ class CoopFunctions(InterpreterFunctions):
         assert isinstance(m, coop.MatrixType)
         assert isinstance(op.pointer.type, MemRefType)
         flat = memref_view(op, buf, op.pointer.type)
+        wgs = m.scope_value == coop.Scope.Workgroup
         if op.layout.data in coop.ARM_LAYOUTS:
             raw, addr = _arm_bytes(op, m, flat, offset, stride, False)
+            access(interpreter, op, buf, addr[::flat.dtype.itemsize] // flat.dtype.itemsize,
+                   write=False, workgroup_scope=wgs)
             return (raw[addr].view(flat.dtype).reshape(m.rows, m.columns),)
         idx = _element_indices(op, m.rows, m.columns, offset, stride, op.layout.data,
                                flat.size, False)
+        access(interpreter, op, buf, idx, write=False, workgroup_scope=wgs)
         return (flat[idx],)  # fancy indexing copies
 
     @impl(coop.StoreOp)
@@ -206,12 +211,16 @@ class CoopFunctions(InterpreterFunctions):
         assert isinstance(m, coop.MatrixType)
         assert isinstance(op.pointer.type, MemRefType)
         flat = memref_view(op, buf, op.pointer.type)
+        wgs = m.scope_value == coop.Scope.Workgroup
         if op.layout.data in coop.ARM_LAYOUTS:
             raw, addr = _arm_bytes(op, m, flat, offset, stride, True)
+            access(interpreter, op, buf, addr[::flat.dtype.itemsize] // flat.dtype.itemsize,
+                   write=True, workgroup_scope=wgs, view=flat, new=value.reshape(-1))
             raw[addr] = np.ascontiguousarray(value, dtype=flat.dtype).reshape(-1).view(np.uint8)
             return ()
         idx = _element_indices(op, m.rows, m.columns, offset, stride, op.layout.data,
                                flat.size, True)
+        access(interpreter, op, buf, idx, write=True, workgroup_scope=wgs, view=flat, new=value)
         flat[idx] = value
         return ()
 

@@ -31,6 +31,7 @@ from xdsl.ir import Operation
 from coopdialect.dialects import coop_nv2 as nv2
 from coopdialect.interpreter.common import fail, is_lanes, numpy_dtype
 from coopdialect.interpreter.coop import _per_element, memref_view, to_dtype
+from coopdialect.interpreter.races import access
 from coopdialect.interpreter.tensor_addr import (
     AddressingError,
     Addresses,
@@ -81,6 +82,8 @@ class CoopNV2Functions(InterpreterFunctions):
         dt = out.dtype
         out[a.active & a.discarded] = clamp_value_as(dt, layout.state.clamp_value)
         sel = a.active & ~a.discarded
+        access(interpreter, op, buf, a.index[sel], write=False,
+               workgroup_scope=m.scope_value.value == "Workgroup")
         if op.decode_func is None:
             out[sel] = flat[a.index[sel]]
             return (out,)
@@ -118,6 +121,8 @@ class CoopNV2Functions(InterpreterFunctions):
                 k = int(np.nonzero(differ)[0][0])
                 raise fail(op, f"two matrix elements store different values to index "
                                f"{int(si[k])} (the result would depend on the order)")
+        access(interpreter, op, buf, idx, write=True, view=flat, new=vals,
+               workgroup_scope=m.scope_value.value == "Workgroup")
         flat[idx] = vals
         return ()
 

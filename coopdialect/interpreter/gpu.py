@@ -84,10 +84,12 @@ class GpuFunctions(InterpreterFunctions):
         if barrier is None:
             if ctx.num_subgroups > 1:
                 raise fail(op, "gpu.barrier with several subgroups needs run_kernel's threads")
+            ctx.epoch += 1
             return ()
         try:
             barrier.wait()
         except threading.BrokenBarrierError:
             raise fail(op, "the barrier was abandoned: another subgroup failed or returned "
                            "without reaching it") from None
+        ctx.epoch += 1  # a new race-detection epoch (coopdialect.interpreter.races)
         return ()

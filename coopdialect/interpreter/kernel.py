@@ -11,6 +11,15 @@ Execution model: every subgroup of every workgroup runs the kernel once, as one 
 The subgroups of a workgroup run one after another too, unless the module contains a
 `gpu.barrier`: then each subgroup runs in its own thread with its own `Interpreter`, and the
 barrier is a `threading.Barrier` over the workgroup's subgroups.
+
+Data races: since that order is only one of the orders a GPU may pick, every memory access is
+checked by `coopdialect.interpreter.races` (model and exceptions in its docstring). An element
+written by one subgroup and read or written by another of the same workgroup with no
+`gpu.barrier` between, accessed by two workgroups with one a write, or touched by a
+Workgroup-scope matrix load/store and by another access of the same barrier interval raises
+`InterpreterError` ("data race: ...", naming the op, the buffer and the element). Identical
+copies of one Workgroup-scope store from the different subgroups are the exception (each
+subgroup executes the whole store; the GPU executes it once).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from coopdialect.interpreter.common import (
     numpy_dtype,
     set_subgroup_context,
 )
+from coopdialect.interpreter.races import RaceTracker, stored_arguments
 
 WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
 
@@ -197,8 +207,11 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
     nsub = -(-invocations // subgroup_size)
     threaded = nsub > 1 and any(isinstance(op, xgpu.BarrierOp) for op in module.walk())
 
+    races = _race_tracker(found, args)
+
     def contexts(block_id):
-        wg = Workgroup(barrier=threading.Barrier(nsub) if threaded else None)
+        wg = Workgroup(barrier=threading.Barrier(nsub) if threaded else None, races=races,
+                       tag_base=races.begin_workgroup(nsub))
         return [SubgroupContext(block_id=block_id, grid=grid, block_dim=block_dim,
                                 subgroup_id=s, subgroup_size=subgroup_size, workgroup=wg)
                 for s in range(nsub)]
@@ -207,14 +220,29 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
     if not threaded:
         interpreter, tracker = _new_interpreter(module)
         for block_id in blocks:
-            for ctx in contexts(block_id):
+            ctxs = contexts(block_id)
+            for ctx in ctxs:
                 _run_one(interpreter, tracker, found, args, ctx)
+            races.end_workgroup(ctxs)
     else:
         pool = [_new_interpreter(module) for _ in range(nsub)]
         for block_id in blocks:
-            _run_workgroup_threads(pool, found, args, contexts(block_id))
+            ctxs = contexts(block_id)
+            _run_workgroup_threads(pool, found, args, ctxs)
+            races.end_workgroup(ctxs)
     for caller, data in copy_backs:
         caller[...] = data
+
+
+def _race_tracker(kernel: func.FuncOp, args: list[Any]) -> RaceTracker:
+    """A RaceTracker with the kernel's memref arguments registered (named by their SSA names)."""
+    races = RaceTracker()
+    written = stored_arguments(kernel)
+    for i, (a, v) in enumerate(zip(kernel.body.block.args, args)):
+        if isinstance(v, ShapedArray):
+            name = f"%{a.name_hint} (argument {i})" if a.name_hint else f"argument {i}"
+            races.register(v, name, written is None or i in written)
+    return races
 
 
 def _where(ctx: SubgroupContext) -> str:

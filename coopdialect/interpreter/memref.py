@@ -24,9 +24,11 @@ from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Operation
 
+from coopdialect.diagnostics import location_of
 from coopdialect.dialects import coop
 from coopdialect.interpreter.common import fail, is_lanes, numpy_dtype, subgroup_context
 from coopdialect.interpreter.coop import memref_view, to_dtype
+from coopdialect.interpreter.races import access
 
 
 def is_workgroup_memory(t: MemRefType) -> bool:
@@ -61,6 +63,12 @@ def _flat_index(op: Operation, shape: list[int], indices: tuple[Any, ...]) -> tu
     return flat, vector
 
 
+def _location(op: Operation) -> str:
+    """The result's SSA name and the op's `file:line:col`, for race messages."""
+    name = op.results[0].name_hint if op.results else None
+    return f"{'%' + name + ' ' if name else ''}at {location_of(op)}"
+
+
 def _scalar(v: Any, dt: np.dtype) -> Any:
     """A numpy element as an interpreter scalar: Python int/bool, or a float of its type."""
     if dt.kind in "iu":
@@ -80,6 +88,11 @@ class CoopMemRefFunctions(MemRefFunctions):
         assert isinstance(t, MemRefType)
         view = memref_view(op, args[0], t)
         flat, vector = _flat_index(op, args[0].shape, tuple(args[1:]))
+        if vector and np.shape(flat) == (subgroup_context(interpreter).subgroup_size,):
+            access(interpreter, op, args[0], flat[subgroup_context(interpreter).active()],
+                   write=False)  # inactive lanes of a partial subgroup read nothing
+        else:
+            access(interpreter, op, args[0], flat, write=False)
         v = view[flat]
         if vector:
             return (v.astype(np.int64) if view.dtype.kind in "iu" else v.copy(),)
@@ -99,8 +112,10 @@ class CoopMemRefFunctions(MemRefFunctions):
             flat = np.broadcast_to(flat, (s,))
             v = np.broadcast_to(v, (s,))
             active = ctx.active()
+            access(interpreter, op, mem, flat[active], write=True)
             view[flat[active]] = v[active]
         else:
+            access(interpreter, op, mem, flat, write=True)
             view[flat] = v
         return ()
 
@@ -113,6 +128,9 @@ class CoopMemRefFunctions(MemRefFunctions):
         with wg.lock:  # the subgroups of a workgroup may run in threads
             if op not in wg.shared:
                 wg.shared[op] = new_memref(t)
+                if wg.races is not None:  # unregistered again when the workgroup ends
+                    wg.races.register(wg.shared[op], f"the workgroup memory of {op.name} "
+                                      f"{_location(op)}", True)
             return (wg.shared[op],)
 
     @impl(memref.AllocOp)
