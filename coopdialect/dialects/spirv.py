@@ -189,26 +189,37 @@ class ArrayType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_attr_definition
 class StructType(ParametrizedAttribute, TypeAttribute):
-    """`!spirv.struct<(T [0], U [16]), Block>` (OpTypeStruct) with member Offsets (bytes, -1 = none)
-    and an optional Block decoration."""
+    """`!spirv.struct<(T [0], U [16] "NonWritable"), Block>` (OpTypeStruct) with member Offsets
+    (bytes, -1 = none), an optional Block decoration, and per member further decorations without
+    <id> parameters (`"NonWritable|NonReadable"`, "" = none; e.g. glslang's readonly buffers)."""
 
     name = "spirv.struct"
     members: ArrayAttr[Attribute]
     offsets: ArrayAttr[IntAttr]
     block: IntAttr
+    member_decorations: ArrayAttr[StringAttr]
 
-    def __init__(self, members: Sequence[Attribute], offsets: Sequence[int] | None = None, block: bool = False):
+    def __init__(self, members: Sequence[Attribute], offsets: Sequence[int] | None = None, block: bool = False,
+                 member_decorations: Sequence[str] | None = None):
         offsets = [-1] * len(members) if offsets is None else list(offsets)
-        super().__init__(ArrayAttr(members), ArrayAttr(IntAttr(o) for o in offsets), IntAttr(int(block)))
+        decos = [""] * len(members) if member_decorations is None else list(member_decorations)
+        super().__init__(ArrayAttr(members), ArrayAttr(IntAttr(o) for o in offsets), IntAttr(int(block)),
+                         ArrayAttr(StringAttr(d) for d in decos))
 
     def verify(self) -> None:
         if len(self.members) != len(self.offsets):
             raise VerifyException("spirv.struct needs one offset per member")
+        if len(self.members) != len(self.member_decorations):
+            raise VerifyException("spirv.struct needs one decoration string per member")
+        for d in self.member_decorations:
+            if d.data:
+                parse_enum_operand("Decoration", d.data)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         members: list[Attribute] = []
         offsets: list[int] = []
+        decos: list[str] = []
 
         def member() -> None:
             members.append(parser.parse_type())
@@ -217,6 +228,7 @@ class StructType(ParametrizedAttribute, TypeAttribute):
                 parser.parse_punctuation("]")
             else:
                 offsets.append(-1)
+            decos.append(parser.parse_optional_str_literal() or "")
 
         with parser.in_angle_brackets():
             parser.parse_punctuation("(")
@@ -229,17 +241,20 @@ class StructType(ParametrizedAttribute, TypeAttribute):
             if parser.parse_optional_punctuation(","):
                 parser.parse_keyword("Block")
                 block = True
-        return (ArrayAttr(members), ArrayAttr(IntAttr(o) for o in offsets), IntAttr(int(block)))
+        return (ArrayAttr(members), ArrayAttr(IntAttr(o) for o in offsets), IntAttr(int(block)),
+                ArrayAttr(StringAttr(d) for d in decos))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_string("(")
-            for i, (m, o) in enumerate(zip(self.members, self.offsets)):
+            for i, (m, o, d) in enumerate(zip(self.members, self.offsets, self.member_decorations)):
                 if i:
                     printer.print_string(", ")
                 printer.print_attribute(m)
                 if o.data >= 0:
                     printer.print_string(f" [{o.data}]")
+                if d.data:
+                    printer.print_string(f' "{d.data}"')
             printer.print_string(")")
             if self.block.data:
                 printer.print_string(", Block")
@@ -1112,11 +1127,14 @@ class GlobalVariableOp(IRDLOperation):
     descriptor_set = opt_prop_def(IntAttr)
     binding = opt_prop_def(IntAttr)
     built_in = opt_prop_def(StringAttr)
+    decorations = opt_prop_def(StringAttr)  # further decorations, "NonWritable|Restrict" (no <id> params)
     traits = traits_def(SymbolOpInterface())
 
     def __init__(self, sym_name: str, type: PointerType, descriptor_set: int | None = None,
-                 binding: int | None = None, built_in: str | None = None):
+                 binding: int | None = None, built_in: str | None = None, decorations: str | None = None):
         props: dict[str, Attribute] = {"sym_name": StringAttr(sym_name), "type": type}
+        if decorations:
+            props["decorations"] = StringAttr(decorations)
         if descriptor_set is not None:
             props["descriptor_set"] = IntAttr(descriptor_set)
         if binding is not None:
@@ -1130,6 +1148,8 @@ class GlobalVariableOp(IRDLOperation):
             _check_enumerant("BuiltIn", self.built_in.data)
         if (self.descriptor_set is None) != (self.binding is None):
             raise VerifyException("spirv.GlobalVariable needs both descriptor_set and binding, or neither")
+        if self.decorations is not None:
+            parse_enum_operand("Decoration", self.decorations.data)
 
     @classmethod
     def parse(cls, parser: Parser) -> GlobalVariableOp:
@@ -1146,13 +1166,18 @@ class GlobalVariableOp(IRDLOperation):
             parser.parse_punctuation("(")
             bi = parser.parse_str_literal()
             parser.parse_punctuation(")")
+        decos = None
+        if parser.parse_optional_keyword("decorations"):
+            parser.parse_punctuation("(")
+            decos = parser.parse_str_literal()
+            parser.parse_punctuation(")")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
         ty = parser.parse_type()
         if not isinstance(ty, PointerType):
             parser.raise_error("spirv.GlobalVariable type must be !spirv.ptr", pos, parser.pos)
-        op = cls(name, ty, ds, bd, bi)
+        op = cls(name, ty, ds, bd, bi, decos)
         op.attributes |= attrs
         return op
 
@@ -1163,6 +1188,8 @@ class GlobalVariableOp(IRDLOperation):
             printer.print_string(f" bind({self.descriptor_set.data}, {self.binding.data})")
         if self.built_in is not None:
             printer.print_string(f' built_in("{self.built_in.data}")')
+        if self.decorations is not None:
+            printer.print_string(f' decorations("{self.decorations.data}")')
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.type)
@@ -1412,6 +1439,10 @@ INSTRUCTION_OPS: list[type[SpirvInstruction]] = [
 from coopdialect.dialects.spirv_nv2 import NV2_INSTRUCTION_OPS, NV2_TYPES  # noqa: E402
 
 INSTRUCTION_OPS += NV2_INSTRUCTION_OPS
+# function-local variables, calls, extended instructions, composite/spec constants, OpSource
+from coopdialect.dialects.spirv_general import GENERAL_INSTRUCTION_OPS, GENERAL_MODULE_OPS  # noqa: E402
+
+INSTRUCTION_OPS += GENERAL_INSTRUCTION_OPS
 
 OP_BY_OPNAME: dict[str, type[SpirvInstruction]] = {c.OPNAME: c for c in INSTRUCTION_OPS}
 assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing instruction"
@@ -1419,7 +1450,7 @@ assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing i
 SPIRV = Dialect(
     "spirv",
     [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, FuncOp, ConstantOp, AddressOfOp,
-     *INSTRUCTION_OPS],
+     *INSTRUCTION_OPS, *GENERAL_MODULE_OPS],
     [VoidType, PointerType, RuntimeArrayType, ArrayType, StructType, CooperativeMatrixType,
      NVCooperativeMatrixType, *NV2_TYPES],
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -21,22 +22,25 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     Signedness,
+    StringAttr,
     SymbolRefAttr,
     VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from coopdialect.dialects import spirv, spirv_nv2
+from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
 from coopdialect.spirv.errors import SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
 
-_IGNORED = {"OpSource", "OpSourceExtension", "OpSourceContinued", "OpString", "OpModuleProcessed",
-            "OpMemberName", "OpLine", "OpNoLine", "OpExtInstImport"}
+# debug instructions dropped on reading (OpSource / OpSourceExtension are kept as spirv.Source)
+_IGNORED = {"OpString", "OpModuleProcessed", "OpMemberName", "OpLine", "OpNoLine"}
 _FLOATS = {16: Float16Type, 32: Float32Type, 64: Float64Type}
 _TYPE_DECORATIONS = {"ArrayStride", "Block", "Offset"}
 _VAR_DECORATIONS = {"DescriptorSet", "Binding", "BuiltIn"}
 _PARAM_DECORATIONS = {"Aliased", "Restrict"}  # on PhysicalStorageBuffer pointer parameters
+# kept in spirv.GlobalVariable's `decorations` / a struct's member decorations (glslang: readonly ...)
+_ACCESS_DECORATIONS = {"NonWritable", "NonReadable", "Coherent", "Volatile", "Restrict", "Aliased"}
 
 
 class _Inst:
@@ -58,6 +62,9 @@ class _Reader:
         self.names: dict[int, str] = {}
         self.decorations: dict[int, list[tuple[str, list[int]]]] = {}
         self.member_offsets: dict[int, dict[int, int]] = {}
+        self.member_decos: dict[int, dict[int, list[str]]] = {}
+        self.ext_sets: dict[int, str] = {}
+        self.source: spirv_general.SourceOp | None = None
         self.globals: dict[int, str] = {}
         self.functions: dict[int, str] = {}
         self.symbols: set[str] = set()
@@ -86,7 +93,7 @@ class _Reader:
         return out
 
     def sym_name(self, id_: int, fallback: str) -> str:
-        base = self.names.get(id_, fallback)
+        base = self.names.get(id_) or fallback  # glslang names anonymous blocks ""
         name, k = base, 1
         while name in self.symbols:
             name = f"{base}_{k}"
@@ -136,6 +143,20 @@ class _Reader:
             try:
                 if op in _IGNORED:
                     pass
+                elif op == "OpSource":
+                    if len(ws) != 2 or self.source is not None:
+                        raise ValueError("only one OpSource without file or source text is supported")
+                    self.source = spirv_general.SourceOp(self.enum_name("SourceLanguage", ws[0]), ws[1])
+                    module_ops.append(self.source)
+                elif op == "OpSourceExtension":
+                    if self.source is None:
+                        raise ValueError("OpSourceExtension before OpSource is not supported")
+                    self.source.extensions = ArrayAttr([*self.source.extensions, StringAttr(self.string(ws))])
+                elif op == "OpExtInstImport":
+                    if not ws:
+                        raise ValueError("missing result id")
+                    self.ext_sets[ws[0]] = self.string(ws[1:])
+                    module_ops.append(spirv_general.ExtInstImportOp(self.ext_sets[ws[0]]))
                 elif op == "OpCapability":
                     caps.append(self.enum_name("Capability", self.one(ws)))
                 elif op == "OpExtension":
@@ -159,6 +180,8 @@ class _Reader:
                     self.read_type(op, ws)
                 elif op in ("OpConstant", "OpConstantTrue", "OpConstantFalse", "OpConstantComposite"):
                     module_ops.append(self.constant(op, ws))
+                elif op in ("OpSpecConstant", "OpSpecConstantTrue", "OpSpecConstantFalse"):
+                    module_ops.append(self.spec_constant(op, ws))
                 elif op == "OpVariable":
                     module_ops.append(self.global_variable(ws))
                 elif op == "OpUndef":
@@ -218,10 +241,10 @@ class _Reader:
         if len(ws) < 2:
             raise ValueError("missing operands")
         name = self.enum_name("Decoration", ws[1])
-        if name not in _TYPE_DECORATIONS | _VAR_DECORATIONS | _PARAM_DECORATIONS:
+        if name not in _TYPE_DECORATIONS | _VAR_DECORATIONS | _PARAM_DECORATIONS | _ACCESS_DECORATIONS | {"SpecId"}:
             raise ValueError(f"decoration {name} is not supported")
         params = ws[2:]
-        expected = 1 if name not in {"Block"} | _PARAM_DECORATIONS else 0
+        expected = 1 if name not in {"Block"} | _PARAM_DECORATIONS | _ACCESS_DECORATIONS else 0
         if len(params) != expected:
             raise ValueError(f"decoration {name} expects {expected} operand(s)")
         self.decorations.setdefault(ws[0], []).append((name, params))
@@ -230,6 +253,9 @@ class _Reader:
         if len(ws) < 3:
             raise ValueError("missing operands")
         name = self.enum_name("Decoration", ws[2])
+        if name in _ACCESS_DECORATIONS and len(ws) == 3:
+            self.member_decos.setdefault(ws[0], {}).setdefault(ws[1], []).append(name)
+            return
         if name != "Offset" or len(ws) != 4:
             raise ValueError(f"member decoration {name} is not supported")
         self.member_offsets.setdefault(ws[0], {})[ws[1]] = ws[3]
@@ -278,8 +304,10 @@ class _Reader:
             t = spirv.ArrayType(self.const_int(a[1]), self.type(a[0]), stride[0] if stride else 0)
         elif op == "OpTypeStruct":
             offs = self.member_offsets.get(rid, {})
+            decos = self.member_decos.get(rid, {})
             t = spirv.StructType([self.type(m) for m in a], [offs.get(k, -1) for k in range(len(a))],
-                                 self.deco(rid, "Block") is not None)
+                                 self.deco(rid, "Block") is not None,
+                                 ["|".join(decos.get(k, ())) for k in range(len(a))])
         elif op == "OpTypeCooperativeMatrixKHR":
             self.count(a, 5)
             t = spirv.CooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
@@ -337,16 +365,47 @@ class _Reader:
                 raise ValueError(f"constant of type {t} is not supported")
         else:
             parts = [self.values.get(x) for x in a]
-            if not parts or any(p is None or not isinstance(p.owner, spirv.ConstantOp) for p in parts):
-                raise ValueError("composite constant constituents must be scalar constants")
-            if len({id(p) for p in parts}) != 1:
-                raise ValueError("only splat composite constants are supported")
+            if not parts or any(p is None or not isinstance(p.owner, spirv_general.CONSTANT_OPS) for p in parts):
+                raise ValueError("composite constant constituents must be constants")
+            if len({id(p) for p in parts}) != 1 or not isinstance(parts[0].owner, spirv.ConstantOp):
+                c = spirv_general.ConstantCompositeOp(parts, t)  # type: ignore[arg-type]
+                if rid in self.values or rid in self.types:
+                    raise ValueError(f"id {rid} defined twice")
+                self.values[rid] = c.result
+                return c
             scalar = parts[0].owner
             expected = 1 if isinstance(t, spirv.COOP_MATRIX_TYPES) else (
                 t.get_shape()[0] if isinstance(t, VectorType) else -1)
             if len(parts) != expected or scalar.result.type != spirv.scalar_type(t):
                 raise ValueError(f"composite constant does not fit {t}")
             c = spirv.ConstantOp(scalar.value.value.data, t)
+        if rid in self.values or rid in self.types:
+            raise ValueError(f"id {rid} defined twice")
+        self.values[rid] = c.result
+        return c
+
+    def spec_constant(self, op: str, ws: list[int]) -> spirv_general.SpecConstantOp:
+        """OpSpecConstant{,True,False}: a scalar default value and its SpecId."""
+        if len(ws) < 2:
+            raise ValueError("missing result type/id")
+        t, rid, a = self.type(ws[0]), ws[1], ws[2:]
+        if op == "OpSpecConstant":
+            if not isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type) or t == IntegerType(1):
+                raise ValueError(f"specialization constant of type {t} is not supported")
+            width = t.width.data if isinstance(t, IntegerType) else t.bitwidth
+            self.count(a, 1 if width <= 32 else 2)
+            raw = a[0] | (a[1] << 32 if width > 32 else 0)
+            if isinstance(t, IntegerType):
+                if t.signedness.data == Signedness.SIGNED and raw >> (width - 1):
+                    raw -= 1 << width
+                value: int | float = raw
+            else:
+                value = struct.unpack({16: "<e", 32: "<f", 64: "<d"}[width], raw.to_bytes(width // 8, "little"))[0]
+        else:
+            self.count(a, 0)
+            value = op == "OpSpecConstantTrue"
+        sid = self.deco(rid, "SpecId")
+        c = spirv_general.SpecConstantOp(value, t, sid[0] if sid else None)
         if rid in self.values or rid in self.types:
             raise ValueError(f"id {rid} defined twice")
         self.values[rid] = c.result
@@ -363,8 +422,10 @@ class _Reader:
         name = self.sym_name(rid, f"var{rid}")
         ds, bd, bi = self.deco(rid, "DescriptorSet"), self.deco(rid, "Binding"), self.deco(rid, "BuiltIn")
         built_in = self.enum_name("BuiltIn", bi[0]) if bi else None
+        extra = "|".join(n for n, _ in self.decorations.get(rid, ()) if n in _ACCESS_DECORATIONS)
         self.globals[rid] = name
-        return spirv.GlobalVariableOp(name, t, ds[0] if ds else None, bd[0] if bd else None, built_in)
+        return spirv.GlobalVariableOp(name, t, ds[0] if ds else None, bd[0] if bd else None, built_in,
+                                      extra or None)
 
     def declare_function(self, inst: _Inst) -> None:
         ws = inst.words
@@ -548,6 +609,18 @@ class _Reader:
             items = decode_operands(op, ws)
             ctl = items[1][1][1]  # type: ignore[index]
             return spirv.SelectionMergeOp(blk(ws[0]), None if ctl == "None" else ctl)
+        if op == "OpExtInst":
+            if len(ws) < 4:
+                raise ValueError("missing operands")
+            if ws[2] not in self.ext_sets:
+                raise ValueError(f"id {ws[2]} is not an OpExtInstImport")
+            new = spirv_general.ExtInstOp(self.ext_sets[ws[2]], ws[3], [operand("id", w) for w in ws[4:]],
+                                          self.type(ws[0]))
+            if ws[1] in self.values or ws[1] in self.types:
+                raise ValueError(f"id {ws[1]} defined twice")
+            self.values[ws[1]] = new.result
+            self.hint(new.result, ws[1])
+            return new
         cls = spirv.OP_BY_OPNAME.get(op)
         if cls is None:
             raise ValueError("instruction is not supported in a function")

@@ -27,9 +27,9 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     VectorType,
 )
-from xdsl.ir import Attribute, Block, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
-from coopdialect.dialects import spirv, spirv_nv2
+from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import encode_enum, encode_operands, encode_string, has_result
 from coopdialect.spirv.errors import SpirvEmitError
 from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS, MAGIC_NUMBER
@@ -77,7 +77,8 @@ def _canonical_type(t: Attribute) -> Attribute:
     if isinstance(t, spirv.ArrayType):
         return spirv.ArrayType(t.length.data, canonical_type(t.element_type), t.stride.data)
     if isinstance(t, spirv.StructType):
-        return spirv.StructType([canonical_type(m) for m in t.members], [o.data for o in t.offsets], bool(t.block.data))
+        return spirv.StructType([canonical_type(m) for m in t.members], [o.data for o in t.offsets], bool(t.block.data),
+                                [d.data for d in t.member_decorations])
     if isinstance(t, spirv.CooperativeMatrixType):
         return spirv.CooperativeMatrixType(t.rows.data, t.columns.data, canonical_type(t.element_type),
                                            t.scope.data, t.use.data)
@@ -211,6 +212,9 @@ class _Writer:
             for i, off in enumerate(t.offsets):
                 if off.data >= 0:
                     self.annotations.append(self.ins("OpMemberDecorate", [ref, i, *encode_enum("Decoration", f"Offset({off.data})")]))
+            for i, deco in enumerate(t.member_decorations):
+                for part in deco.data.split("|") if deco.data else ():
+                    self.annotations.append(self.ins("OpMemberDecorate", [ref, i, *encode_enum("Decoration", part)]))
 
     def const_id(self, value: IntegerAttr | FloatAttr, t: Attribute) -> _Ref:
         t = canonical_type(t)
@@ -238,6 +242,38 @@ class _Writer:
             self.globals.append(self.ins("OpConstant", [tid, ref, *words]))
         self.emitted.add(key)
         return ref
+
+    def composite_id(self, op: spirv_general.ConstantCompositeOp) -> _Ref:
+        """A non-splat OpConstantComposite, deduplicated by type and constituent ids."""
+        parts = [self.value_id(c) for c in op.constituents]
+        t = canonical_type(op.result.type)
+        key = ("composite", t, tuple(p.key if type(p.key) is tuple else _key(p.key) for p in parts))
+        if key not in self.emitted:
+            tid = self.type_id(t)
+            self.globals.append(self.ins("OpConstantComposite", [tid, _Ref(key), *parts]))
+            self.emitted.add(key)
+        return _Ref(key)
+
+    def spec_constant_id(self, op: spirv_general.SpecConstantOp) -> _Ref:
+        """A specialization constant: never deduplicated (each has its own SpecId)."""
+        key = ("spec", _key(op.result))
+        if key not in self.emitted:
+            t = canonical_type(op.result.type)
+            tid = self.type_id(t)
+            ref = _Ref(key)
+            if t == IntegerType(1):
+                self.globals.append(self.ins("OpSpecConstantTrue" if op.value.value.data else "OpSpecConstantFalse",
+                                             [tid, ref]))
+            else:
+                try:
+                    words = scalar_words(op.value, t)
+                except (ValueError, OverflowError) as e:
+                    raise self.fail(str(e)) from None
+                self.globals.append(self.ins("OpSpecConstant", [tid, ref, *words]))
+            if op.spec_id is not None:
+                self.annotations.append(self.ins("OpDecorate", [ref, *encode_enum("Decoration", f"SpecId({op.spec_id.data})")]))
+            self.emitted.add(key)
+        return _Ref(key)
 
     def undef_id(self, t: Attribute) -> _Ref:
         t = canonical_type(t)
@@ -275,6 +311,10 @@ class _Writer:
                 return _Ref(self.symbols[sym])
             if isinstance(owner, spirv.UndefOp) and owner.parent_op() is self.module:
                 return self.undef_id(owner.result.type)
+            if isinstance(owner, spirv_general.ConstantCompositeOp):
+                return self.composite_id(owner)
+            if isinstance(owner, spirv_general.SpecConstantOp):
+                return self.spec_constant_id(owner)
             return _Ref(v)
         if isinstance(v, SymbolRefAttr):  # a function operand (CombineFunc, Func, DecodeFunc)
             return self.sym(v.root_reference.data, spirv.FuncOp)
@@ -321,6 +361,11 @@ class _Writer:
                 roots.setdefault(f"1 {t} {words}", lambda op=op: self.const_id(op.value, op.result.type))
             elif isinstance(op, spirv.UndefOp) and op.parent_op() is m:
                 roots.setdefault(f"2 {canonical_type(op.result.type)}", lambda op=op: self.undef_id(op.result.type))
+            elif isinstance(op, spirv_general.SpecConstantOp):
+                # in IR order (each is distinct), before the composites that may use them
+                roots[f"3 {len(roots):08d}"] = lambda op=op: self.spec_constant_id(op)
+            elif isinstance(op, spirv_general.ConstantCompositeOp):
+                roots.setdefault(f"4 {self.composite_sort_key(op)}", lambda op=op: self.value_id(op.result))
             for t in _types_of(op):
                 if id(t) in seen_types:
                     continue
@@ -358,7 +403,8 @@ class _Writer:
                 modes.append(self.ins("OpExecutionMode", [fn, *encode_enum("ExecutionMode", text)]))
             elif isinstance(op, spirv.FuncOp):
                 functions.extend(self.function(op))
-            elif isinstance(op, spirv.ConstantOp | spirv.UndefOp):
+            elif isinstance(op, spirv.ConstantOp | spirv.UndefOp | spirv_general.ConstantCompositeOp
+                            | spirv_general.SpecConstantOp | spirv_general.ExtInstImportOp | spirv_general.SourceOp):
                 pass
             else:
                 raise SpirvEmitError(f"'{op.name}': not allowed at spirv.module level")
@@ -368,10 +414,29 @@ class _Writer:
             header_insts.append(self.ins("OpCapability", encode_enum("Capability", cap.data)))
         for ext in m.extensions:
             header_insts.append(self.ins("OpExtension", encode_string(ext.data)))
+        for name in self.ext_inst_sets():
+            header_insts.append(self.ins("OpExtInstImport", [_Ref(("extinst", name)), *encode_string(name)]))
         header_insts.append(self.ins("OpMemoryModel", [*encode_enum("AddressingModel", m.addressing_model.data),
                                                        *encode_enum("MemoryModel", m.memory_model.data)]))
-        stream = [*header_insts, *entry_points, *modes, *self.names, *self.annotations, *self.globals, *functions]
+        sources: list[list[Word]] = []
+        for op in ops:
+            if isinstance(op, spirv_general.SourceOp):  # debug section 7a (spec 2.4)
+                sources.append(self.ins("OpSource", [*encode_enum("SourceLanguage", op.language.data), op.version.data]))
+                sources += [self.ins("OpSourceExtension", encode_string(e.data)) for e in op.extensions]
+        stream = [*header_insts, *entry_points, *modes, *sources, *self.names, *self.annotations, *self.globals,
+                  *functions]
         return _assemble(stream, version_of(m))
+
+    def composite_sort_key(self, op: Operation) -> str:
+        """Printable, placement-independent key of a constant (its type and encoded bits)."""
+        t = canonical_type(op.results[0].type)
+        if isinstance(op, spirv.ConstantOp):
+            st = spirv.scalar_type(t)
+            return f"c({t} {scalar_words(op.value, st) if st != IntegerType(1) else [op.value.value.data]})"
+        if isinstance(op, spirv_general.ConstantCompositeOp):
+            return f"cc({t} [{', '.join(self.composite_sort_key(c.owner) for c in op.constituents)}])"
+        spec = [o for o in self.module.walk() if isinstance(o, spirv_general.SpecConstantOp)]
+        return f"s({spec.index(op)})"
 
     def sym(self, name: str, kind: type) -> _Ref:
         target = self.module_symbol(name)
@@ -385,6 +450,13 @@ class _Writer:
                 return op
         raise self.fail(f"unknown symbol @{name}")
 
+    def ext_inst_sets(self) -> list[str]:
+        """Imported sets: the `spirv.ExtInstImport`s in IR order, then other sets that
+        `spirv.ExtInst`s use, sorted."""
+        listed = [op.set.data for op in self.module.body.block.ops if isinstance(op, spirv_general.ExtInstImportOp)]
+        used = {op.set.data for op in self.module.walk() if isinstance(op, spirv_general.ExtInstOp)}
+        return list(dict.fromkeys(listed)) + sorted(used - set(listed))
+
     def global_variable(self, op: spirv.GlobalVariableOp) -> None:
         ref = _Ref(("sym", op.sym_name.data))
         self.names.append(self.ins("OpName", [ref, *encode_string(op.sym_name.data)]))
@@ -394,6 +466,9 @@ class _Writer:
         if op.built_in is not None:
             self.annotations.append(self.ins("OpDecorate", [ref, ENUMS["Decoration"]["BuiltIn"][0],
                                                            *encode_enum("BuiltIn", op.built_in.data)]))
+        if op.decorations is not None:
+            for part in op.decorations.data.split("|"):
+                self.annotations.append(self.ins("OpDecorate", [ref, *encode_enum("Decoration", part)]))
         tid = self.type_id(op.type)
         self.globals.append(self.ins("OpVariable", [tid, ref, *encode_enum("StorageClass", op.type.storage_class.data)]))
 
@@ -421,7 +496,7 @@ class _Writer:
                 raise SpirvEmitError(f"'{fn.name}' @{fn.sym_name.data}: the entry block cannot be a branch target")
             for op in block.ops:
                 self.where = op.name
-                if isinstance(op, spirv.ConstantOp | spirv.AddressOfOp):
+                if isinstance(op, _HOISTED_IN_FUNCTION):
                     continue
                 if not isinstance(op, spirv.SpirvInstruction):
                     raise SpirvEmitError(f"'{op.name}': not a SPIR-V instruction op")
@@ -483,6 +558,9 @@ class _Writer:
         if has_id:
             words.append(_Ref(op.results[0]))
         try:
+            if isinstance(op, spirv_general.ExtInstOp):
+                return [INSTRUCTIONS[opname][0], *words, _Ref(("extinst", op.set.data)), op.instruction.data,
+                        *(self.value_id(a) for a in op.arguments)]
             if type(op) in _SELF_ENCODED:
                 return [INSTRUCTIONS[op.OPNAME][0], *words, *op.encode_spirv(self.value_id)]
             items = op.spirv_operands()
@@ -500,7 +578,11 @@ class _Writer:
 _RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
 # ops whose operands the grammar-driven encoder cannot express (<id> parameters of an enumerant)
 _SELF_ENCODED = frozenset(c for c in spirv.INSTRUCTION_OPS if hasattr(c, "encode_spirv"))
-_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp)
+_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.ConstantCompositeOp,
+            spirv_general.SpecConstantOp)
+# emitted with the module's constants or variables, never in place (a function-level Undef is)
+_HOISTED_IN_FUNCTION = (spirv.ConstantOp, spirv.AddressOfOp, spirv_general.ConstantCompositeOp,
+                        spirv_general.SpecConstantOp)
 _HOISTED_TYPES: dict[type, bool] = {}
 
 
@@ -535,7 +617,7 @@ def _ids_only(opname: str, items: list[object]) -> bool:
 
 
 def _types_of(op) -> list[Attribute]:
-    if isinstance(op, spirv.ConstantOp | spirv.AddressOfOp):
+    if isinstance(op, _HOISTED_IN_FUNCTION):
         return []  # their types are emitted with the constant / variable
     types = list(_op_types(op))
     types += [o.type for o in op.operands if not isinstance(o.owner, spirv.AddressOfOp)]
