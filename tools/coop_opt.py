@@ -188,7 +188,14 @@ def _with_offset(e: ParseError, offset: int) -> ParseError:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `coop-opt` console script."""
     try:
-        CoopOptMain(description="coopdialect modular optimizer", args=argv).run()
+        main_ = CoopOptMain(description="coopdialect modular optimizer", args=argv)
+    except (ValueError, KeyError, ArgSpecParseError) as e:  # the -p pipeline or its options
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip().strip("^")]
+        message = ": ".join(dict.fromkeys([lines[0].rstrip(":"), lines[-1]])) if lines else type(e).__name__
+        print(f"<command line>: error: {message}", file=sys.stderr)
+        sys.exit(1)
+    try:
+        main_.run()
     except (ParseError, DiagnosticException, OSError, ValueError, KeyError, ArgSpecParseError) as e:
         print(format_error(e), file=sys.stderr)
         sys.exit(1)
