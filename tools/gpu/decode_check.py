@@ -14,40 +14,34 @@ agreement with the interpreter (and reports the interpreter against numpy).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vk_check_common import Case, bits, cli, report, run_cases, save_case, write_manifest, write_spv  # noqa: E402
 
 EXAMPLE = "examples/block_decode_load.mlir"
 M, K, N = 64, 128, 32
 
 
-def build(out: str, seed: int, sets: int) -> None:
-    sys.path.insert(0, os.getcwd())
+def build(args) -> None:
     sys.path.insert(0, os.path.join(os.getcwd(), "tests"))
     from coopdialect import api
     from coopdialect.context import make_context
     from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
     from test_decode_func import make_q4_0
 
+    out, rng, manifest = args.folder, np.random.default_rng(args.seed), []
     os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    manifest = []
     for fold in (False, True):
         module = api.parse_file(EXAMPLE)
         if fold:
             FoldTensorViewsPass().apply(make_context(), module)
-        spv = api.compile_to_spirv(module)
         name = "folded" if fold else "unfolded"
-        spv_path = os.path.join(out, f"{name}.spv")
-        with open(spv_path, "wb") as f:
-            f.write(spv)
-        subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv_path], check=True)
-        for s in range(sets):
+        spv = write_spv(out, name, api.compile_to_spirv(module))
+        for s in range(args.sets):
             q, w = make_q4_0(rng)
             b = rng.integers(-4, 5, (K, N)).astype(np.float16)
             for kernel, bufs, grid, ref in (
@@ -56,67 +50,25 @@ def build(out: str, seed: int, sets: int) -> None:
                      w.astype(np.float32) @ b.astype(np.float32))):
                 expected = [x.copy() for x in bufs]
                 api.run_kernel(api.parse_file(EXAMPLE), kernel, expected, grid)
-                case = f"{kernel}_{name}_{s}"
-                np.savez(os.path.join(out, f"{case}.npz"), *bufs, *expected, ref)
-                manifest.append({"case": case, "spv": f"{name}.spv", "entry": kernel,
-                                 "grid": grid, "buffers": len(bufs)})
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    print(f"built {len(manifest)} cases in {out}")
+                save_case(out, manifest, f"{kernel}_{name}_{s}", spv, kernel, grid, bufs, expected,
+                          extra=[ref])
+    write_manifest(out, manifest)
 
 
-def run(folder: str, out: str | None) -> int:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from vk_runner import VulkanContext
-
-    with open(os.path.join(folder, "manifest.json")) as f:
-        manifest = json.load(f)
-    lines, failures = [], 0
-    with VulkanContext() as ctx:
-        info = ctx.device_info()
-        lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
-        for m in manifest:
-            arrays = np.load(os.path.join(folder, m["case"] + ".npz"))
-            n = m["buffers"]
-            inputs = [arrays[f"arr_{i}"] for i in range(n)]
-            expected = arrays[f"arr_{2 * n - 1}"]
-            ref = arrays[f"arr_{2 * n}"]
-            with open(os.path.join(folder, m["spv"]), "rb") as f:
-                spv = f.read()
-            got = ctx.run_compute(spv, inputs, tuple(m["grid"]), entry=m["entry"])[-1]
-            bits = lambda a: a.view(np.dtype(f"u{a.dtype.itemsize}"))  # noqa: E731
-            ok = np.array_equal(bits(got), bits(expected))
-            interp_ok = np.array_equal(bits(expected), bits(ref.astype(expected.dtype)))
-            failures += not ok
-            lines.append(f"[{'PASS' if ok else 'FAIL'}] {m['case']}: {expected.shape} {expected.dtype} "
-                         f"bit mismatches={int(np.count_nonzero(bits(got) != bits(expected)))}/{expected.size}"
-                         f"; interpreter == numpy: {interp_ok}")
-    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases match the interpreter bit-exactly")
-    text = "\n".join(lines)
-    print(text)
-    if out:
-        os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, "decode_check.txt"), "w") as f:
-            f.write(text + "\n")
-    return 1 if failures else 0
+def _check(case: Case, got: list[np.ndarray]) -> tuple[str, str]:
+    expected, ref = case.expected[-1], case.extra[0]
+    ok = np.array_equal(bits(got[-1]), bits(expected))
+    interp_ok = np.array_equal(bits(expected), bits(ref.astype(expected.dtype)))
+    bad = int(np.count_nonzero(bits(got[-1]) != bits(expected)))
+    return ("PASS" if ok else "FAIL"), (f": {expected.shape} {expected.dtype} bit mismatches={bad}/"
+                                        f"{expected.size}; interpreter == numpy: {interp_ok}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build")
-    b.add_argument("folder")
-    b.add_argument("--seed", type=int, default=2026)
-    b.add_argument("--sets", type=int, default=3)
-    r = sub.add_parser("run")
-    r.add_argument("folder")
-    r.add_argument("--out")
-    args = ap.parse_args()
-    if args.cmd == "build":
-        build(args.folder, args.seed, args.sets)
-    else:
-        sys.exit(run(args.folder, args.out))
+def run(args) -> int:
+    lines, failures = run_cases(args.folder, _check)
+    lines.append(f"{len(lines) - 1 - failures}/{len(lines) - 1} cases match the interpreter bit-exactly")
+    return report(lines, args.out, "decode_check.txt", failures)
 
 
 if __name__ == "__main__":
-    main()
+    cli(__doc__, build, run, build_args=lambda p: p.add_argument("--sets", type=int, default=3))

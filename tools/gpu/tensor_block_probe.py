@@ -18,7 +18,6 @@ left alone / given the clamp value). Expected buffers come from the interpreter.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -97,6 +96,7 @@ def build(folder: str) -> None:
         sys.path.insert(0, p)
     import tensor_ir
     from tensor_check import _save, _spv
+    from vk_check_common import write_manifest
 
     from coopdialect import api
 
@@ -115,9 +115,7 @@ def build(folder: str) -> None:
                 "etype": case["etype"], "lops": case["lops"]}
         _save(folder, name, _spv(text, name, False), [buf, mat], got, "k", (1, 1, 1),
               ["exact", "exact"], manifest, info)
-    with open(os.path.join(folder, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    print(f"built {len(manifest)} probes in {folder}")
+    write_manifest(folder, manifest)
 
 
 if __name__ == "__main__":

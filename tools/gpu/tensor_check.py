@@ -27,14 +27,14 @@ every case's GPU result buffer.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vk_check_common import Case, cli, report, run_cases, save_case, write_manifest, write_spv  # noqa: E402
 
 EXAMPLES = [
     # (name, example path, kernel, grid)
@@ -70,13 +70,8 @@ def _spv(text: str, source: str, fold: bool) -> bytes:
 
 def _save(out: str, case: str, spv: bytes, inputs, expected, entry: str, grid, compare: list[str],
           manifest: list, info: dict) -> None:
-    spv_path = os.path.join(out, f"{case}.spv")
-    with open(spv_path, "wb") as f:
-        f.write(spv)
-    subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv_path], check=True)
-    np.savez(os.path.join(out, f"{case}.npz"), *inputs, *expected)
-    manifest.append({"case": case, "entry": entry, "grid": list(grid), "buffers": len(inputs),
-                     "compare": compare, **info})
+    save_case(out, manifest, case, write_spv(out, case, spv), entry, grid, inputs, expected,
+              compare=compare, **info)
 
 
 def _driver_alternatives(case: dict, buf: np.ndarray, mat: np.ndarray, want) -> dict:
@@ -105,7 +100,8 @@ def _driver_alternatives(case: dict, buf: np.ndarray, mat: np.ndarray, want) -> 
     return alts
 
 
-def build(out: str, seed: int, n_cases: int) -> None:
+def build(args) -> None:
+    out, seed, n_cases = args.folder, args.seed, args.cases
     root = os.getcwd()
     sys.path.insert(0, root)
     sys.path.insert(0, os.path.join(root, "tests"))
@@ -168,9 +164,7 @@ def build(out: str, seed: int, n_cases: int) -> None:
         _save(out, f"random_{built:03d}", _spv(text, f"random_{built}", False), [buf, mat], got, "k",
               (1, 1, 1), ["exact", "exact"], manifest, info)
         built += 1
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    print(f"built {len(manifest)} cases in {out} ({tried} random draws for {n_cases} valid cases)")
+    write_manifest(out, manifest, f" ({tried} random draws for {n_cases} valid cases)")
 
 
 def _compare(got: np.ndarray, want: np.ndarray, how: str) -> tuple[bool, str]:
@@ -183,83 +177,52 @@ def _compare(got: np.ndarray, want: np.ndarray, how: str) -> tuple[bool, str]:
     return bool(err.max() <= 3), f"max error {err.max():.2f} ulp"
 
 
-def run(folder: str, out: str | None, save_all: bool = False) -> int:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from vk_runner import VulkanContext
+def _describe(m: dict) -> str:
+    if m["kind"] == "example":
+        return "example"
+    view = m["view"]
+    return (f"{m['kind']} {m['etype']} {m['shape'][0]}x{m['shape'][1]} Dim{m['ldim']} {m['mode']} "
+            f"{'+'.join(m['layout_ops']) or '-'}"
+            + (f" view{view['vdim']}{view['perm']}{'+'.join(view['ops'])}" if view else ""))
 
-    with open(os.path.join(folder, "manifest.json")) as f:
-        manifest = json.load(f)
-    lines, failures, results, known = [], 0, [], 0
-    mismatched: dict[str, np.ndarray] = {}  # GPU result buffers: failing cases (all: --save-all)
-    with VulkanContext() as ctx:
-        info = ctx.device_info()
-        lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
-        for m in manifest:
-            arrays = np.load(os.path.join(folder, m["case"] + ".npz"))
-            n = m["buffers"]
-            inputs = [arrays[f"arr_{i}"] for i in range(n)]
-            expected = [arrays[f"arr_{i + n}"] for i in range(n)]
-            with open(os.path.join(folder, m["case"] + ".spv"), "rb") as f:
-                spv = f.read()
-            got = None
-            try:
-                got = ctx.run_compute(spv, inputs, tuple(m["grid"]), entry=m["entry"])
-                checks = [_compare(g, e, how) for g, e, how in zip(got, expected, m["compare"])]
-                ok = all(c[0] for c in checks)
-                detail = "; ".join(c[1] for c in checks)
-            except Exception as e:  # noqa: BLE001 - report and go on with the other cases
-                ok, detail = False, f"{type(e).__name__}: {e}"
-            status = "PASS" if ok else "FAIL"
-            if not ok and got is not None and m.get("alt"):
-                # a documented driver deviation (docs/tensor-addressing.md)?
-                alt = np.load(os.path.join(folder, m["case"] + "_alt.npz"))
-                for rule in m["alt"]:
-                    if all(np.array_equal(g.view(np.uint8), alt[f"{rule}_{i}"].view(np.uint8))
-                           for i, g in enumerate(got)):
-                        status, detail = "KNOWN", f"{detail}; equals the driver rule {rule}"
-                        known += 1
-                        break
-            failures += not ok
-            results.append({"case": m["case"], "ok": ok, "detail": detail})
-            if (save_all or not ok) and got is not None:
-                mismatched[m["case"]] = got[-1] if m["kind"] == "load" else got[0]
-            desc = m["kind"] if m["kind"] == "example" else (
-                f"{m['kind']} {m['etype']} {m['shape'][0]}x{m['shape'][1]} Dim{m['ldim']} {m['mode']} "
-                f"{'+'.join(m['layout_ops']) or '-'}"
-                + (f" view{m['view']['vdim']}{m['view']['perm']}{'+'.join(m['view']['ops'])}" if m["view"] else ""))
-            lines.append(f"[{status}] {m['case']} ({desc}): {detail}")
-    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases match the interpreter; of the "
+
+def run(args) -> int:
+    folder, out, save_all = args.folder, args.out, args.save_all
+    known = 0
+    kept: dict[str, np.ndarray] = {}  # GPU result buffers: failing cases (all: --save-all)
+
+    def check(case: Case, got: list[np.ndarray]) -> tuple[str, str]:
+        nonlocal known
+        m = case.meta
+        checks = [_compare(g, e, how) for g, e, how in zip(got, case.expected, m["compare"])]
+        ok = all(c[0] for c in checks)
+        detail = "; ".join(c[1] for c in checks)
+        status = "PASS" if ok else "FAIL"
+        if not ok and m.get("alt"):
+            # a documented driver deviation (docs/tensor-addressing.md)?
+            alt = np.load(os.path.join(folder, m["case"] + "_alt.npz"))
+            for rule in m["alt"]:
+                if all(np.array_equal(g.view(np.uint8), alt[f"{rule}_{i}"].view(np.uint8))
+                       for i, g in enumerate(got)):
+                    status, detail = "KNOWN", f"{detail}; equals the driver rule {rule}"
+                    known += 1
+                    break
+        if save_all or not ok:
+            kept[m["case"]] = got[-1] if m["kind"] == "load" else got[0]
+        return status, f" ({_describe(m)}): {detail}"
+
+    lines, failures = run_cases(folder, check)
+    lines.append(f"{len(lines) - 1 - failures}/{len(lines) - 1} cases match the interpreter; of the "
                  f"{failures} others, {known} equal a documented driver deviation")
-    text = "\n".join(lines)
-    print(text)
-    if out:
-        os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, "tensor_check.txt"), "w") as f:
-            f.write(text + "\n")
-        if mismatched:  # --save-all: every case's result buffer, else the failing ones
-            np.savez(os.path.join(out, "tensor_check_outputs.npz" if save_all else
-                                  "tensor_check_failures.npz"), **mismatched)
-    return 1 if failures else 0
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build")
-    b.add_argument("folder")
-    b.add_argument("--seed", type=int, default=2026)
-    b.add_argument("--cases", type=int, default=60)
-    r = sub.add_parser("run")
-    r.add_argument("folder")
-    r.add_argument("--out")
-    r.add_argument("--save-all", action="store_true",
-                   help="save every case's GPU result buffer (tensor_check_outputs.npz)")
-    args = ap.parse_args()
-    if args.cmd == "build":
-        build(args.folder, args.seed, args.cases)
-    else:
-        sys.exit(run(args.folder, args.out, args.save_all))
+    status = report(lines, out, "tensor_check.txt", failures)
+    if out and kept:  # --save-all: every case's result buffer, else the failing ones
+        np.savez(os.path.join(out, "tensor_check_outputs.npz" if save_all else
+                              "tensor_check_failures.npz"), **kept)
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    cli(__doc__, build, run,
+        build_args=lambda p: p.add_argument("--cases", type=int, default=60),
+        run_args=lambda p: p.add_argument("--save-all", action="store_true",
+                                          help="save every case's GPU result buffer (tensor_check_outputs.npz)"))

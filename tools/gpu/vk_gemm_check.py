@@ -17,13 +17,13 @@ error that a wrong element or a wrong layout would give).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vk_check_common import Case, cli, report, run_cases, save_case, write_manifest, write_spv  # noqa: E402
 
 CASES = [
     # (name, example, kernel, grid, flavor)
@@ -52,87 +52,40 @@ def _inputs(kernel: str, rng: np.random.Generator, data: str) -> list[np.ndarray
     return [a, bt, c]
 
 
-def build(out: str, seed: int) -> None:
-    sys.path.insert(0, os.getcwd())
+def build(args) -> None:
     from coopdialect import api
 
+    out, rng, manifest = args.folder, np.random.default_rng(args.seed), []
     os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    manifest = []
     for name, path, kernel, grid, flavor in CASES:
-        spv = api.compile_to_spirv(api.parse_file(path), flavor=flavor)
-        spv_path = os.path.join(out, f"{name}.spv")
-        with open(spv_path, "wb") as f:
-            f.write(spv)
-        subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv_path], check=True)
+        spv = write_spv(out, name, api.compile_to_spirv(api.parse_file(path), flavor=flavor))
         for data in (("int", "float") if kernel == "gemm_f16" else ("int",)):
             bufs = _inputs(kernel, rng, data)
             expected = [b.copy() for b in bufs]
             api.run_kernel(api.parse_file(path), kernel, expected, grid)
-            case = f"{name}_{data}"
-            np.savez(os.path.join(out, f"{case}.npz"), *bufs, *expected)
-            manifest.append({"case": case, "spv": f"{name}.spv", "entry": kernel, "grid": grid,
-                             "buffers": len(bufs), "exact": data == "int",
-                             "k": bufs[0].shape[1]})
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    print(f"built {len(manifest)} cases in {out}")
+            save_case(out, manifest, f"{name}_{data}", spv, kernel, grid, bufs, expected,
+                      exact=data == "int", k=bufs[0].shape[1])
+    write_manifest(out, manifest)
 
 
-def run(folder: str, out: str | None) -> int:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from vk_runner import VulkanContext
-
-    with open(os.path.join(folder, "manifest.json")) as f:
-        manifest = json.load(f)
-    lines, failures = [], 0
-    with VulkanContext() as ctx:
-        info = ctx.device_info()
-        lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
-        for m in manifest:
-            arrays = np.load(os.path.join(folder, m["case"] + ".npz"))
-            n = m["buffers"]
-            inputs = [arrays[f"arr_{i}"] for i in range(n)]
-            expected = [arrays[f"arr_{i + n}"] for i in range(n)]
-            with open(os.path.join(folder, m["spv"]), "rb") as f:
-                spv = f.read()
-            got = ctx.run_compute(spv, inputs, tuple(m["grid"]), entry=m["entry"])
-            out_got, out_exp = got[-1], expected[-1]
-            if m["exact"]:
-                ok = np.array_equal(out_got, out_exp)
-                detail = f"mismatches={int(np.count_nonzero(out_got != out_exp))}/{out_exp.size}"
-            else:
-                bound = 1e-5 * m["k"]
-                diff = np.abs(out_got.astype(np.float64) - out_exp.astype(np.float64))
-                ok = bool(diff.max() <= bound)
-                detail = f"max|diff|={diff.max():.3g} (bound {bound:.3g}), exact elements={np.mean(diff == 0):.3f}"
-            failures += not ok
-            lines.append(f"[{'PASS' if ok else 'FAIL'}] {m['case']}: {out_exp.shape} {out_exp.dtype} {detail}")
-    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases match the interpreter")
-    text = "\n".join(lines)
-    print(text)
-    if out:
-        os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, "vk_gemm_check.txt"), "w") as f:
-            f.write(text + "\n")
-    return 1 if failures else 0
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build")
-    b.add_argument("folder")
-    b.add_argument("--seed", type=int, default=2026)
-    r = sub.add_parser("run")
-    r.add_argument("folder")
-    r.add_argument("--out")
-    args = ap.parse_args()
-    if args.cmd == "build":
-        build(args.folder, args.seed)
+def _check(case: Case, got: list[np.ndarray]) -> tuple[str, str]:
+    out_got, out_exp = got[-1], case.expected[-1]
+    if case.meta["exact"]:
+        ok = np.array_equal(out_got, out_exp)
+        detail = f"mismatches={int(np.count_nonzero(out_got != out_exp))}/{out_exp.size}"
     else:
-        sys.exit(run(args.folder, args.out))
+        bound = 1e-5 * case.meta["k"]
+        diff = np.abs(out_got.astype(np.float64) - out_exp.astype(np.float64))
+        ok = bool(diff.max() <= bound)
+        detail = f"max|diff|={diff.max():.3g} (bound {bound:.3g}), exact elements={np.mean(diff == 0):.3f}"
+    return ("PASS" if ok else "FAIL"), f": {out_exp.shape} {out_exp.dtype} {detail}"
+
+
+def run(args) -> int:
+    lines, failures = run_cases(args.folder, _check)
+    lines.append(f"{len(lines) - 1 - failures}/{len(lines) - 1} cases match the interpreter")
+    return report(lines, args.out, "vk_gemm_check.txt", failures)
 
 
 if __name__ == "__main__":
-    main()
+    cli(__doc__, build, run)
