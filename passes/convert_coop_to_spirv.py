@@ -2,7 +2,8 @@
 
 Input: the kernel convention of README.md — `func.func` kernels with memref arguments and a
 `coop.workgroup_size` attribute, using `gpu` ids, `scf.for`/`scf.if`, `arith` and `coop` ops.
-Output: one `spirv.module` (Logical addressing, Vulkan memory model) holding, for each kernel,
+Output: one `spirv.module` (Vulkan memory model; Logical addressing, or PhysicalStorageBuffer64
+when a DecodeFunc needs its pointer parameter) holding, for each kernel,
 
 * one StorageBuffer variable per memref argument (descriptor set 0, binding = argument index), a
   `Block` struct of one runtime array with the element size as ArrayStride;
@@ -21,6 +22,10 @@ The pass is a set of rewrites, one method per source op (`lower_<op>`), applied 
 by one walk that keeps a cursor on the SPIR-V block being filled: structured control flow needs
 new blocks, which the greedy pattern driver cannot create across regions. Capabilities and
 extensions are derived from the result (`coopdialect.spirv.requirements`).
+
+The rules of the other dialects register into the same table: tensor addressing and the
+cooperative-matrix-2 ops in `convert_coop_nv2_to_spirv.py` (functions those ops reference become
+SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`.
 """
 
 from __future__ import annotations
@@ -526,6 +531,7 @@ def _register_rules() -> None:
 
 
 from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)
+from coopdialect.passes.convert_decode_func_to_spirv import addressing_model  # noqa: E402
 
 _register_rules()
 
@@ -566,7 +572,7 @@ class ConvertCoopToSpirvPass(ModulePass):
         if others:
             raise CoopError(others[0], "only func.func kernels may appear at module level")
         # PhysicalStorageBuffer64 only where a DecodeFunc takes a PhysicalStorageBuffer pointer
-        module = sp.ModuleOp(contents, _nv2._decode.addressing_model(contents), capabilities=["Shader"])
+        module = sp.ModuleOp(contents, addressing_model(contents), capabilities=["Shader"])
         apply_requirements(module)
         for k in funcs:
             k.detach()
