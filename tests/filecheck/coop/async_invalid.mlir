@@ -9,7 +9,7 @@ func.func @f() {
   %w = coop.alloc_workgroup : memref<64xf16>
   func.return
 }
-// CHECK: async_invalid.mlir:9:3: 'coop.alloc_workgroup' op the result must be a memref in #coop.storage_class<Workgroup> memory, got memref<64xf16>
+// CHECK: async_invalid.mlir:9:3: error: 'coop.alloc_workgroup' op the result must be a memref in #coop.storage_class<Workgroup> memory, got memref<64xf16>
 // -----
 // alloc_workgroup: static size
 func.func @f() {
