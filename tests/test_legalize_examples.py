@@ -32,7 +32,10 @@ PIPELINE = "fold-tensor-views,legalize-coop-sizes{target=h200-vulkan}"
 
 
 def test_every_non_sparse_example_is_covered():
-    names = {f for f in os.listdir(EX) if f.endswith(".mlir") and "sparse" not in f}
+    # the *_wg.mlir examples are 8192^3 kernels: tests/test_gemm_wg_examples.py runs their
+    # generator's output at a small size instead
+    names = {f for f in os.listdir(EX) if f.endswith(".mlir") and "sparse" not in f
+             and not f.endswith("_wg.mlir")}
     assert names == {key.split(":")[0] for key in GRIDS}
 
 

@@ -1,7 +1,7 @@
 """`pipeline-coop-loads` is proven by the interpreter: random kernels give bit-identical outputs
 before and after the pass, and the pass really staged their loads.
 
-The random kernels: a K-style loop (constant or dynamic bounds, lower bound 0..2, step 1..2,
+The random kernels: a K-style loop (sometimes inside an outer loop that runs it 1-2 times) (constant or dynamic bounds, lower bound 0..2, step 1..2,
 0..7 iterations, so often fewer than S-1) whose body loads A and B matrices from global memory
 at offsets affine in the induction variable (random base, multiplier and stride, RowMajor or
 ColumnMajor, f16/bf16/si8/ui8/f32 elements, Subgroup or Workgroup scope, one or two subgroups)
@@ -72,6 +72,7 @@ def kernels(draw):
     dynamic = draw(st.booleans())
     chains = draw(st.integers(1, 2))
     stages = draw(st.integers(2, 5))
+    outer = draw(st.integers(0, 2))  # 0: no enclosing loop; else its trip count
     loads = []
     for j in range(chains):
         for name, use, rows, cols in (("A", "MatrixA", m, k), ("B", "MatrixB", k, n)):
@@ -87,7 +88,7 @@ def kernels(draw):
         loads[0] = Load(a.name, a.use, a.rows, a.cols, a.layout, a.stride, a.base, a.mult,
                         per_subgroup=draw(st.sampled_from([1, 7])))
     return dict(et=et, scope=scope, subgroups=subgroups, mnk=(m, n, k), lb=lb, step=step,
-                trips=trips, dynamic=dynamic, loads=loads, stages=stages,
+                trips=trips, dynamic=dynamic, loads=loads, stages=stages, outer=outer,
                 seed=draw(st.integers(0, 2**31)))
 
 
@@ -115,24 +116,34 @@ def kernel_text(p: dict) -> str:
                   f"  %m_{ld.name} = arith.constant {ld.mult} : index",
                   f"  %q_{ld.name} = arith.constant {ld.per_subgroup} : index"]
     bound = "%ub" if p["dynamic"] else "%cub"
-    lines.append(f"  %acc = scf.for %i = %lb to {bound} step %step iter_args(%d = %init) -> ({tc}) {{")
+    ind = "  "
+    if p["outer"]:  # the staged loop inside another one: its pipeline runs several times
+        lines += [f"  %nouter = arith.constant {p['outer']} : index",
+                  "  %one = arith.constant 1 : index",
+                  f"  %acc = scf.for %o = %c0 to %nouter step %one iter_args(%od = %init) -> ({tc}) {{",
+                  f"    %r = scf.for %i = %lb to {bound} step %step iter_args(%d = %od) -> ({tc}) {{"]
+        ind = "    "
+    else:
+        lines.append(f"  %acc = scf.for %i = %lb to {bound} step %step iter_args(%d = %init) -> ({tc}) {{")
     for ld in p["loads"]:
-        lines += [f"    %x_{ld.name} = arith.muli %i, %m_{ld.name} : index",
-                  f"    %y_{ld.name} = arith.addi %x_{ld.name}, %b_{ld.name} : index"]
+        lines += [f"{ind}  %x_{ld.name} = arith.muli %i, %m_{ld.name} : index",
+                  f"{ind}  %y_{ld.name} = arith.addi %x_{ld.name}, %b_{ld.name} : index"]
         off = f"%y_{ld.name}"
         if ld.per_subgroup:
-            lines += [f"    %z_{ld.name} = arith.muli %sg, %q_{ld.name} : index",
-                      f"    %o_{ld.name} = arith.addi %y_{ld.name}, %z_{ld.name} : index"]
+            lines += [f"{ind}  %z_{ld.name} = arith.muli %sg, %q_{ld.name} : index",
+                      f"{ind}  %o_{ld.name} = arith.addi %y_{ld.name}, %z_{ld.name} : index"]
             off = f"%o_{ld.name}"
         size = ld.size(ivs(p), p["subgroups"])
-        lines.append(f"    %v_{ld.name} = coop.load %{ld.name}[{off}], %s_{ld.name}, {ld.layout}"
-                     f" : memref<{size}x{et}> -> {tys[ld.use]}")
+        lines.append(f"{ind}  %v_{ld.name} = coop.load %{ld.name}[{off}], %s_{ld.name}, "
+                     f"{ld.layout} : memref<{size}x{et}> -> {tys[ld.use]}")
     d = "%d"
     for j in range(len(p["loads"]) // 2):
-        lines.append(f"    %e{j} = coop.mul_add %v_A{j}, %v_B{j}, {d} : {tys['MatrixA']}, "
+        lines.append(f"{ind}  %e{j} = coop.mul_add %v_A{j}, %v_B{j}, {d} : {tys['MatrixA']}, "
                      f"{tys['MatrixB']}, {tc} -> {tc}")
         d = f"%e{j}"
-    lines += [f"    scf.yield {d} : {tc}", "  }"]
+    lines += [f"{ind}  scf.yield {d} : {tc}", f"{ind}}}"]
+    if p["outer"]:
+        lines += [f"    scf.yield %r : {tc}", "  }"]
     if scope == "Subgroup":
         lines += [f"  %cm = arith.constant {m * n} : index",
                   "  %co = arith.muli %sg, %cm : index"]
@@ -182,8 +193,8 @@ def test_pipelining_preserves_interpreter_results(p):
     guarded = p["trips"] < s - 1 and not p["dynamic"]
     prologue = sum(1 for t in range(s - 1) if not guarded or t < p["trips"])
     assert len(copies) == len(uniform) * (prologue + 1), text
-    loops = [op for op in staged.walk() if op.name == "scf.for"]
-    assert loops[0].attributes[STAGES_ATTR].value.data == s
+    loops = [op for op in staged.walk() if op.name == "scf.for" and STAGES_ATTR in op.attributes]
+    assert len(loops) == 1 and loops[0].attributes[STAGES_ATTR].value.data == s
     global_loads = [op for op in loops[0].body.walk() if isinstance(op, coop.LoadOp)
                     and not coop_async.is_workgroup(op.pointer.type)]
     assert len(global_loads) == len(p["loads"]) - len(uniform)
