@@ -102,7 +102,7 @@ def test_pipelined_copies_give_the_source_blocks(stages, steps):
 
 def test_wait_that_leaves_the_needed_group_pending_is_reported():
     # wait S-1 instead of S-2: the group of the current step is still pending when it is loaded
-    msg = raises(r"reads element \[\d+\] of workgroup memory that the coop.async_copy at "
+    msg = raises(r"reads element \[\d+\] of the workgroup memory %w that the coop.async_copy at "
                  r"stage.mlir:\d+:\d+ \(group 0\) has not completed", pipelined(3, 4, wait=2))
     assert "'coop.load' op" in msg
 

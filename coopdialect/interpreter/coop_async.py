@@ -40,7 +40,7 @@ from coopdialect.interpreter.common import (
     uniform,
 )
 from coopdialect.interpreter.coop import memref_view
-from coopdialect.interpreter.races import access
+from coopdialect.interpreter.races import access, pending_name
 
 
 @dataclass
@@ -137,9 +137,10 @@ class CoopAsyncFunctions(InterpreterFunctions):
             other = wg.async_copies.hazard(raw.memory, didx + base)
             if other is not None:  # two copies in flight into one element
                 hit = int((didx + base).reshape(-1)[np.isin(didx + base, other.index).reshape(-1)][0])
-                raise fail(op, f"writes element [{hit}] of workgroup memory that the {other.op.name} "
-                               f"at {location_of(other.op)} (group {other.group}) has not "
-                               "completed: a coop.async_wait_group must retire its group first")
+                raise fail(op, f"writes element [{hit}] of {pending_name(other)} that the "
+                               f"{other.op.name} at {location_of(other.op)} (group {other.group}) "
+                               "has not completed: a coop.async_wait_group must retire its group "
+                               "first")
             access(interpreter, op, src, sidx, write=False, once=True)
             access(interpreter, op, dst, didx, write=True, once=True)
             copy = PendingCopy(op, raw.memory, dview, base, didx + base, sview[sidx].copy())

@@ -272,19 +272,27 @@ def _check_pending(op: Operation, wg: Any, value: Any, idx: Any, write: bool) ->
     raw = value.data_ptr.raw
     itemsize = numpy_dtype(value.data_ptr.xtype).itemsize
     flat = np.asarray(idx, dtype=np.int64).reshape(-1) + raw.offset // itemsize
-    copy = wg.async_copies.hazard(raw.memory, flat)
+    with wg.lock:  # other subgroups' threads may be issuing copies
+        copy = wg.async_copies.hazard(raw.memory, flat)
     if copy is not None:
         hit = flat[np.isin(flat, copy.index)][0]
-        raise fail(op, f"{'writes' if write else 'reads'} element [{hit}] of workgroup memory "
-                       f"that the {copy.op.name} at {location_of(copy.op)} (group {copy.group}) "
+        raise fail(op, f"{'writes' if write else 'reads'} element [{hit}] of {pending_name(copy)}"
+                       f" that the {copy.op.name} at {location_of(copy.op)} (group {copy.group}) "
                        "has not completed: a coop.async_wait_group must retire its group first")
+
+
+def pending_name(copy: Any) -> str:
+    """`the workgroup memory %name` of a pending copy's destination (for messages)."""
+    hint = getattr(copy.op, "destination", None)
+    hint = hint.name_hint if hint is not None else None
+    return f"the workgroup memory %{hint}" if hint else "workgroup memory"
 
 
 def stored_arguments(kernel: func.FuncOp) -> set[int] | None:
     """Numbers of the kernel arguments that a store op of the kernel may write (their reads are
     recorded for write-after-read races); None (all) when a store's memref is not directly a
     kernel argument or a local allocation (it may alias any argument)."""
-    from coopdialect.dialects import coop, coop_nv2
+    from coopdialect.dialects import coop, coop_async, coop_nv2
 
     args = {a: i for i, a in enumerate(kernel.body.block.args)}
     found: set[int] = set()
@@ -300,6 +308,7 @@ def stored_arguments(kernel: func.FuncOp) -> set[int] | None:
             continue
         if ptr in args:
             found.add(args[ptr])
-        elif not isinstance(ptr.owner, memref.AllocOp | memref.AllocaOp):
+        elif not isinstance(ptr.owner, memref.AllocOp | memref.AllocaOp |
+                            coop_async.AllocWorkgroupOp):
             return None
     return found

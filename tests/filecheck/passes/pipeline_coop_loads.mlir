@@ -2,6 +2,8 @@
 // RUN: coop-opt %s -p pipeline-coop-loads | filecheck %s --check-prefix=S4
 // RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3}' | coop-opt | filecheck %s --check-prefix=ROUND
 // RUN: not coop-opt %s -p 'pipeline-coop-loads{stages=1}' 2>&1 | filecheck %s --check-prefix=OPT
+// A staged loop is not staged again (it carries coop.pipeline_stages; loops around it hold async ops):
+// RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},pipeline-coop-loads{stages=2}' | filecheck %s
 // The staged form (docs/staging.md): S workgroup slots per staged load, a prologue of S-1
 // committed groups, wait S-2 / load slot t mod S / refill slot (t+S-1) mod S / commit, wait 0.
 
