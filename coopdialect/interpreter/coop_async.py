@@ -16,12 +16,18 @@ interpreter currently runs each subgroup separately (in threads when the kernel 
 every subgroup executes every collective op: the first subgroup to reach the n-th copy / commit
 / wait performs it, and the others check that theirs is the same op with the same operands (an
 error otherwise: the op is workgroup-collective).
+
+An execution model that runs each op once per workgroup (issue #10) needs only: `issue_copy` for
+`coop.async_copy`; `wg.async_copies.commit()`; for `coop.async_wait_group N` the workgroup
+barrier (a new race epoch) and then `wg.async_copies.wait(N)`; `wg.async_copies.hazard(...)` on
+every memory access (`races.access` asks it); `finish_workgroup` when the workgroup returns.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType
@@ -83,6 +89,36 @@ def _not_collective(op: Operation, ctx: SubgroupContext, what: str, first: Opera
                     f"{first.name} at {location_of(first)})")
 
 
+def issue_copy(interpreter: Interpreter, op: coop_async.AsyncCopyOp, wg: Workgroup, src: Any,
+               dst: Any, ints: tuple[int, int, int, int]) -> PendingCopy:
+    """Perform the workgroup's ONE execution of `op` (whatever the execution model): check the
+    boxes (`ints` = source offset, source stride, destination offset, destination stride, in
+    elements) and that no pending copy writes the destination, record the accesses for race
+    detection (an unknown subgroup's, once), read the source now and issue the copy. Raises
+    InterpreterError naming `op`. Call it with `wg.lock` held when subgroups run in threads."""
+    st, dt = op.source.type, op.destination.type
+    assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
+    sview = memref_view(op, src, st)
+    dview = memref_view(op, dst, dt)
+    rows, cols = op.box
+    sidx = _box(op, "source", rows, cols, ints[0], ints[1], sview.size)
+    didx = _box(op, "destination", rows, cols, ints[2], ints[3], dview.size)
+    raw = dst.data_ptr.raw
+    base = raw.offset // dview.dtype.itemsize
+    size = len(memoryview(raw.memory).cast("B")) // dview.dtype.itemsize
+    other = wg.async_copies.hazard(raw.memory, didx + base)
+    if other is not None:  # two copies in flight into one element
+        hit = int((didx + base).reshape(-1)[np.isin(didx + base, other.index).reshape(-1)][0])
+        raise fail(op, f"writes element [{hit}] of {pending_name(other)} that the "
+                       f"{other.op.name} at {location_of(other.op)} (group {other.group}) has "
+                       "not completed: a coop.async_wait_group must retire its group first")
+    access(interpreter, op, src, sidx, write=False, once=True)
+    access(interpreter, op, dst, didx, write=True, once=True)
+    copy = PendingCopy(op, raw.memory, dview, base, didx + base, sview[sidx].copy())
+    wg.async_copies.issue(copy, size)
+    return copy
+
+
 @register_impls
 class CoopAsyncFunctions(InterpreterFunctions):
     """The staged-form ops (module docstring)."""
@@ -124,27 +160,7 @@ class CoopAsyncFunctions(InterpreterFunctions):
                     raise _not_collective(op, ctx, "with other operands or at another point",
                                           first)
                 return ()
-            st, dt = op.source.type, op.destination.type
-            assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
-            sview = memref_view(op, src, st)
-            dview = memref_view(op, dst, dt)
-            rows, cols = op.box
-            sidx = _box(op, "source", rows, cols, ints[0], ints[1], sview.size)
-            didx = _box(op, "destination", rows, cols, ints[2], ints[3], dview.size)
-            raw = dst.data_ptr.raw
-            base = raw.offset // dview.dtype.itemsize
-            size = len(memoryview(raw.memory).cast("B")) // dview.dtype.itemsize
-            other = wg.async_copies.hazard(raw.memory, didx + base)
-            if other is not None:  # two copies in flight into one element
-                hit = int((didx + base).reshape(-1)[np.isin(didx + base, other.index).reshape(-1)][0])
-                raise fail(op, f"writes element [{hit}] of {pending_name(other)} that the "
-                               f"{other.op.name} at {location_of(other.op)} (group {other.group}) "
-                               "has not completed: a coop.async_wait_group must retire its group "
-                               "first")
-            access(interpreter, op, src, sidx, write=False, once=True)
-            access(interpreter, op, dst, didx, write=True, once=True)
-            copy = PendingCopy(op, raw.memory, dview, base, didx + base, sview[sidx].copy())
-            wg.async_copies.issue(copy, size)
+            copy = issue_copy(interpreter, op, wg, src, dst, ints)
             reached.copies.append((op, ints, copy.group))
         return ()
 
