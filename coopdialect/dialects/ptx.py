@@ -81,23 +81,29 @@ class KernelOp(IRDLOperation):
     """`.visible .entry NAME(.param .u64 P0, ...)` with the body's blocks (PTX ISA 11.1.1).
 
     `params` are the `.param .u64` pointer names in order; `reqntid` the `.reqntid x, y, z`
-    directive (from `coop.workgroup_size`); `source` the original function name (a comment).
+    directive (from `coop.workgroup_size`); `source` the original function name (a comment);
+    `arg_types` the source function's memref argument types, one per param (what
+    `coopdialect.ptx.launch.describe` reports as the kernel's buffers).
     """
 
     name = "ptx.kernel"
     sym_name = prop_def(StringAttr)
     params = prop_def(ArrayAttr)
     reqntid = opt_prop_def(ArrayAttr)
+    arg_types = opt_prop_def(ArrayAttr)
     body = region_def()
 
     def __init__(self, sym_name: str, params: Sequence[str], blocks: Sequence[Block],
-                 reqntid: Sequence[int] | None = None):
+                 reqntid: Sequence[int] | None = None,
+                 arg_types: Sequence[Attribute] | None = None):
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "params": ArrayAttr([StringAttr(p) for p in params]),
         }
         if reqntid is not None:
             props["reqntid"] = ArrayAttr([IntAttr(x) for x in reqntid])
+        if arg_types is not None:
+            props["arg_types"] = ArrayAttr(list(arg_types))
         super().__init__(properties=props, regions=[Region(list(blocks))])
 
 

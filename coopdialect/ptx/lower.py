@@ -379,7 +379,8 @@ class KernelLowering:
                 entry.add_op(op)
             else:
                 entry.insert_op_before(op, first)
-        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size)
+        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
+                            [a.type for a in fn.args])
 
     def _needs_workgroup_size(self, fn: func.FuncOp) -> bool:
         return any(isinstance(op, cgpu.SubgroupIdOp | cgpu.NumSubgroupsOp | cgpu.BlockDimOp)
