@@ -10,10 +10,15 @@
 * `grid`: `"dispatch"`: the grid is the workgroup count the user dispatches (x, y, z).
 * `args`: the source function's memref arguments in order (`dtype` in MLIR spelling, `shape` in
   elements); `params`: the `.entry` parameters in order. Today every parameter is a
-  `{"kind": "pointer", "arg": i}` (`.param .u64`: the device address of memref argument i) and
-  `dynamic_shared_bytes` is 0 (shared memory is static `.shared`). The `tensor_map` kind
-  (a CUtensorMap encoded from an argument's buffer) is described in docs/runtime.md; the
-  runtime (`coopdialect.runtime.cuda_params`) reads both kinds.
+  `{"kind": "pointer", "arg": i}` (`.param .u64`: the device address of memref argument i), or
+  a `{"kind": "tensor_map", "arg": i, "data_type", "global_dims", "global_strides", "box_dims",
+  "element_strides", "interleave", "swizzle", "l2_promotion", "oob_fill"}`: a 128-byte
+  CUtensorMap (`.param .align 64 .b8 [128]`) encoded with `cuTensorMapEncodeTiled` over argument
+  i's buffer, fields named after that function's parameters (dims innermost first in elements,
+  strides in bytes for dims 1.., enums as `CU_TENSOR_MAP_*` suffixes). A warp-specialized
+  kernel (`coopdialect.ptx.pipelined`) has `block` larger than its workgroup size (a producer
+  warpgroup) and `dynamic_shared_bytes` > 0. The runtime (`coopdialect.runtime.cuda_params`)
+  reads both kinds; docs/runtime.md describes them.
 
 `coop-opt K.mlir -p convert-coop-to-ptx -t ptx-launch` prints this as JSON.
 """
@@ -49,6 +54,8 @@ def describe(module: ModuleOp) -> dict:
 
 def _kernel(k: ptx.KernelOp) -> dict:
     name = k.sym_name.data
+    if k.launch is not None:  # the lowering wrote a richer description (tensor maps, smem)
+        return json.loads(k.launch.data)
     if k.reqntid is None:
         raise CoopError(k, f"kernel '{name}' has no .reqntid: give its function a "
                            "coop.workgroup_size so that the launch knows its block size")
