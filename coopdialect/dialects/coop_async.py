@@ -46,17 +46,6 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from coopdialect.dialects.coop import (
-    StorageClass,
-    StorageClassAttr,
-    constant_int,
-    is_float,
-    is_integer,
-)
-
-WORKGROUP = StorageClassAttr(StorageClass.Workgroup)
-"""The memory space of a workgroup memref: `#coop.storage_class<Workgroup>`."""
-
 
 def workgroup_memref(shape: list[int], element_type: Attribute) -> MemRefType:
     """`memref<shape x element_type, #coop.storage_class<Workgroup>>`."""
@@ -285,3 +274,17 @@ class AsyncWaitGroupOp(IRDLOperation):
 
 
 ASYNC_OPS = (AllocWorkgroupOp, AsyncCopyOp, AsyncCommitGroupOp, AsyncWaitGroupOp)
+
+
+# coop.py puts ASYNC_OPS into the `coop` dialect and so imports this module at its end; importing
+# coop here, after ASYNC_OPS exists, makes either module importable first.
+from coopdialect.dialects.coop import (  # noqa: E402
+    StorageClass,
+    StorageClassAttr,
+    constant_int,
+    is_float,
+    is_integer,
+)
+
+WORKGROUP = StorageClassAttr(StorageClass.Workgroup)
+"""The memory space of a workgroup memref: `#coop.storage_class<Workgroup>`."""
