@@ -81,9 +81,13 @@ class CudaDevice(Device):
         from coopdialect.ptx.printer import emit_ptx
 
         lowered = lower(module, pipeline, self.default_pipeline)
-        text = emit_ptx(lowered)
-        launches = parse_launch(describe(lowered))
-        mod = self._call("cuModuleLoadData", text.encode() + b"\0")
+        return self.load(emit_ptx(lowered), describe(lowered))
+
+    def load(self, ptx_text: str, description: dict) -> Program:
+        """Load PTX text (driver JIT) whose kernels `description` (a PTX launch description)
+        describes; for PTX built elsewhere (tools/gpu checks ship PTX + description)."""
+        launches = parse_launch(description)
+        mod = self._call("cuModuleLoadData", ptx_text.encode() + b"\0")
         self._modules.append(mod)
         kernels = {}
         for name, launch in launches.items():
@@ -92,7 +96,7 @@ class CudaDevice(Device):
                 attr = self.cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
                 self._call("cuFuncSetAttribute", fn, attr, launch.dynamic_shared_bytes)
             kernels[name] = (fn, launch)
-        return Program("cuda", text, kernels)
+        return Program("cuda", ptx_text, kernels)
 
     def upload(self, array: np.ndarray) -> int:
         a = np.ascontiguousarray(array)

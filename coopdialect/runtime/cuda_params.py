@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coopdialect.ptx.launch import FORMAT, VERSION
+from coopdialect.runtime.device import DeviceError
 
 # CU_TENSOR_MAP_DATA_TYPE_* suffix -> element size in bytes (cuda.h, CUtensorMapDataType)
 DATA_TYPE_BYTES = {
@@ -31,7 +32,7 @@ TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap), CU_TENSOR_MAP_NUM_QWORDS = 16
 TENSOR_MAP_ALIGN = 64
 
 
-class LaunchError(ValueError):
+class LaunchError(DeviceError):
     """A launch description that cannot be launched (one line, says which field)."""
 
 

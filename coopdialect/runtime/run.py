@@ -23,6 +23,7 @@ DEVICES = ("interp", "cuda", "vulkan")
 # other arithmetic op coopdialect emits is correctly rounded (or exact); PTX's div.rn is
 # correctly rounded. So a float result may be off by 3 ulp on Vulkan when the kernel divides.
 VULKAN_FDIV_ULP = 3
+GEMM_OPS = ("coop.mul_add", "sparse_mma.mma_sp")
 
 
 def open_device(name: str, **options) -> Device:
@@ -48,9 +49,12 @@ def documented_ulp(module: ModuleOp, device: str) -> float:
 
 
 def gemm_flops(fn: func.FuncOp) -> float | None:
-    """2*M*N*K when the kernel looks like a GEMM: its last 2-D memref argument is C (M x N),
-    another is B (K x N, or N x K transposed) and another has M rows (A, dense or compressed);
-    else None (pass the count yourself)."""
+    """2*M*N*K when the kernel is a GEMM-like product: it multiplies matrices (coop.mul_add,
+    sparse_mma.mma_sp), its last 2-D memref argument is C (M x N), another is B (K x N, or N x K
+    transposed) and another has M rows (A, dense or 2:4-compressed); else None (pass the count
+    yourself)."""
+    if not any(op.name in GEMM_OPS for op in fn.walk()):
+        return None
     shapes = [tuple(a.type.get_shape()) for a in fn.args
               if isinstance(a.type, MemRefType) and len(a.type.get_shape()) == 2]
     if len(shapes) < 3:

@@ -125,8 +125,12 @@ class VulkanDevice(Device):
             raise DeviceError(f"the Vulkan device ({self.ctx.device_info()['name']}) lacks "
                               + "; ".join(lacks))
         with verified_by_caller():  # lower() verified the module after each pass
-            spv = emit_spirv(lowered)
-        return Program("vulkan", spv, {})
+            return self.load(emit_spirv(lowered))
+
+    def load(self, spirv: bytes) -> Program:
+        """A program of SPIR-V built elsewhere (tools/gpu checks ship .spv files); its
+        features are the driver's to check."""
+        return Program("vulkan", bytes(spirv), {})
 
     def upload(self, array: np.ndarray) -> np.ndarray:
         return np.array(array, order="C", copy=True)
