@@ -470,6 +470,18 @@ def _int_binary(lw: KernelLowering, op: Operation) -> None:
     if isinstance(t, IndexType) and name in ("add", "sub", "mul.lo"):
         lw.vmap[op.result] = lw.index_op(name.split(".")[0], a, b)
         return
+    c = b.const
+    if sign == "u" and name in ("div", "rem") and c is not None and c > 0 and c & (c - 1) == 0:
+        # Unsigned division by a power of two is a shift (a remainder a mask): the loop
+        # indices of staged kernels divide by their step and stage count every iteration.
+        if name == "div":
+            sh = lw.imm("b32", str(c.bit_length() - 1))
+            r = lw.inst(ptx.ShrOp, f".u{w}", [lw.reg(a), sh], reg_kind(t))
+        else:
+            r = lw.inst(ptx.AndOp, f".b{w}", [lw.reg(a), lw.imm(reg_kind(t), str(c - 1))],
+                        reg_kind(t))
+        lw.vmap[op.result] = Scalar(t, reg=r)
+        return
     rb = lw.reg(b)
     if name in ("shl", "shr"):  # the shift amount is a .u32
         rb = lw.inst(ptx.CvtOp, ".u32.u64", [rb], "b32") if w == 64 else rb

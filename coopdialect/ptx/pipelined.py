@@ -295,22 +295,36 @@ class RoleLowering(KernelLowering):
             header, iv, _ = self.loop_stack[-1]
             lb, step = self.scalar(loop.lb), self.scalar(loop.step)
             d = self.index_op("sub", Scalar(IndexType(), reg=iv), lb)
-            if step.const != 1:
-                d = Scalar(IndexType(), reg=self.inst(ptx.DivOp, ".u64", [self.reg(d), self.reg(step)], "b64"))
             self.trip = self.b32(d)
+            if step.const is not None and step.const & (step.const - 1) == 0:
+                if step.const > 1:
+                    sh = self.imm("b32", str(int(step.const).bit_length() - 1))
+                    self.trip = self.inst(ptx.ShrOp, ".u32", [self.trip, sh], "b32")
+            elif step.const != 1:
+                d = Scalar(IndexType(), reg=self.inst(ptx.DivOp, ".u64", [self.reg(d), self.reg(step)], "b64"))
+                self.trip = self.b32(d)
             self.trip_block = self.cur
         return self.trip
 
     def barrier(self, which: str, g: SSAValue) -> SSAValue:
         """Shared address (.b32) of full[g mod S] or empty[g mod S]."""
-        S = self.plan.stages
-        slot = self.inst(ptx.RemOp, ".u32", [g, self.imm("b32", str(S))], "b32")
+        slot = self.mod_stages(g)
         off = self.inst(ptx.ShlOp, ".b32", [slot, self.imm("b32", "3")], "b32")
         base = self.sh["full"] if which == "full" else self.sh["empty"]
         return self.inst(ptx.AddOp, ".u32", [base, off], "b32")
 
+    def mod_stages(self, g: SSAValue) -> SSAValue:
+        S = self.plan.stages
+        if S & (S - 1) == 0:
+            return self.inst(ptx.AndOp, ".b32", [g, self.imm("b32", str(S - 1))], "b32")
+        return self.inst(ptx.RemOp, ".u32", [g, self.imm("b32", str(S))], "b32")
+
     def parity(self, g: SSAValue, minus_one: bool = False) -> SSAValue:
-        r = self.inst(ptx.DivOp, ".u32", [g, self.imm("b32", str(self.plan.stages))], "b32")
+        S = self.plan.stages
+        if S & (S - 1) == 0:
+            r = self.inst(ptx.ShrOp, ".u32", [g, self.imm("b32", str(S.bit_length() - 1))], "b32")
+        else:
+            r = self.inst(ptx.DivOp, ".u32", [g, self.imm("b32", str(S))], "b32")
         if minus_one:
             r = self.inst(ptx.AddOp, ".u32", [r, self.imm("b32", "1")], "b32")
         return self.inst(ptx.AndOp, ".b32", [r, self.imm("b32", "1")], "b32")
@@ -428,6 +442,10 @@ def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
     if off.const is not None:
         row, col = (lw.imm("b32", str(int(off.const) // stride)),
                     lw.imm("b32", str(int(off.const) % stride)))
+    elif stride & (stride - 1) == 0:
+        r = lw.inst(ptx.ShrOp, ".u64", [off.reg, lw.imm("b32", str(stride.bit_length() - 1))], "b64")
+        c = lw.inst(ptx.AndOp, ".b64", [off.reg, lw.imm("b64", str(stride - 1))], "b64")
+        row, col = (lw.inst(ptx.CvtOp, ".u32.u64", [r], "b32"), lw.inst(ptx.CvtOp, ".u32.u64", [c], "b32"))
     else:
         r = lw.inst(ptx.DivOp, ".u64", [off.reg, lw.imm("b64", str(stride))], "b64")
         c = lw.inst(ptx.RemOp, ".u64", [off.reg, lw.imm("b64", str(stride))], "b64")
