@@ -25,15 +25,15 @@ class ConvertCoopToPtxPass(ModulePass):
     """Lower coop kernels to PTX ops; `target` is the `.target` (sm_80 ... sm_90a).
 
     Options of the warp-specialized pipeline that a staged kernel becomes (`pipelined.py`):
-    `producer-registers` / `consumer-registers` (`setmaxnreg` budgets per thread; the defaults
-    40 / 232 use the whole register file with two consumer warpgroups) and `raster-group` (tile
+    `producer-registers` / `consumer-registers` (`setmaxnreg` budgets per thread; 0 = the most that fits
+    beside the producer, capped at 232: 40 / 232 with two consumer warpgroups) and `raster-group` (tile
     rows per sweep of the remapped workgroup ids; 8 measured best on the H200).
     """
 
     name = "convert-coop-to-ptx"
     target: str = "sm_90a"
     producer_registers: int = 40
-    consumer_registers: int = 232
+    consumer_registers: int = 0
     raster_group: int = 8
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -70,8 +70,15 @@ class Options:
     """Knobs of the lowering (pass options of convert-coop-to-ptx)."""
 
     producer_registers: int = 40
-    consumer_registers: int = 232
+    consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
     raster_group: int = 8
+
+    def budgets(self, consumers: int) -> tuple[int, int]:
+        """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
+        c = self.consumer_registers
+        if not c:
+            c = min(232, (65536 - 128 * self.producer_registers) // (128 * consumers) // 8 * 8)
+        return self.producer_registers, c
 
 
 @dataclass
@@ -657,9 +664,10 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     name = fn.sym_name.data
     C, S = plan.consumers, plan.stages
     threads = 128 * (C + 1)
-    if options.producer_registers * 128 + options.consumer_registers * 128 * C > 65536:
-        raise op_error(fn, f"register budget: {options.producer_registers} x 128 + "
-                           f"{options.consumer_registers} x {128 * C} exceeds 65536")
+    preg, creg = options.budgets(C)
+    if preg * 128 + creg * 128 * C > 65536 or not 24 <= preg <= 256 or not 24 <= creg <= 256:
+        raise op_error(fn, f"register budget: {preg} x 128 producer + {creg} x {128 * C} consumer "
+                           "registers must each be 24..256 and fit the 65536 of a CTA")
     blocks: list[Block] = []
     prologue: list[Operation] = []
     shared: dict = {"consts": {}, "cache": {}}
@@ -739,7 +747,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             if i in arg_regs:
                 lw.vmap[arg] = Buf(arg.type, arg_regs[i], "global")
         if kind == "producer":
-            lw.emit(ptx.SetmaxnregOp("dec", options.producer_registers))
+            if C > 1:  # with one consumer the register file is no constraint
+                lw.emit(ptx.SetmaxnregOp("dec", preg // 8 * 8))
             not0 = lw.inst(ptx.SetpOp, ".ne.u32", [tid, lw.imm("b32", "0")], "pred")
             work, done = lw.new_block(), lw.new_block()
             lw.emit(ptx.CbraOp(not0, done, work))
@@ -747,7 +756,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             lw.emit(ptx.RetOp())
             lw.cur = work
         else:
-            lw.emit(ptx.SetmaxnregOp("inc", options.consumer_registers))
+            if C > 1:
+                lw.emit(ptx.SetmaxnregOp("inc", creg // 8 * 8))
             c = lw.inst(ptx.SubOp, ".u32", [wg, lw.imm("b32", "1")], "b32")
             ltid = lw.inst(ptx.AndOp, ".b32", [tid, lw.imm("b32", "127")], "b32")
             warp = lw.inst(ptx.ShrOp, ".u32", [ltid, lw.imm("b32", "5")], "b32")
