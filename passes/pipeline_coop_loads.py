@@ -56,7 +56,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp, NoneAttr
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    NoneAttr,
+)
 from xdsl.dialects.builtin import LocationAttr as Location
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -353,6 +360,11 @@ class StageLoopLoads(RewritePattern):
             for op in reversed(s.slice):
                 if op.parent is not None and not any(r.uses for r in op.results):
                     rewriter.erase(op)
+
+        # Diagnostics about the new ops (a backend refusing the staged form) point at the loop.
+        for o in kernel.walk():
+            if not isinstance(o.location, FileLineColLoc):
+                o.location = loop.location
 
 
 def _static_trip(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
