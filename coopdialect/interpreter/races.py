@@ -78,6 +78,7 @@ class _Buffer:
     owner: np.ndarray | None = None  # last writer's tag
     reader: np.ndarray | None = None  # reader tag, or the "unknown subgroup" tag for several
     instance: np.ndarray | None = None  # n of the n-th Workgroup-scope store that wrote it
+    bits: np.ndarray | None = None  # the bits that Workgroup-scope store wrote (its first copy)
 
     def element(self, i: int) -> str:
         if len(self.shape) > 1 and int(np.prod(self.shape)) == self.count:
@@ -185,10 +186,13 @@ class RaceTracker:
                 bad = ((t > 0) & (t <= base)) | ((t >= lo) & (t != ok))
                 if store_copy:
                     inst = buf.instance[flat] if buf.instance is not None else 0
-                    o = view[np.asarray(idx, dtype=np.int64).reshape(-1)]
                     w = np.ascontiguousarray(np.broadcast_to(new, np.shape(idx))).reshape(-1)
-                    ui = np.dtype(f"u{o.dtype.itemsize}")
-                    same = o.view(ui) == w.astype(o.dtype).view(ui)
+                    ui = np.dtype(f"u{view.dtype.itemsize}")
+                    wbits = w.astype(view.dtype).view(ui)
+                    # compare with the bits the first copy recorded, not with the memory: that
+                    # copy's thread may not have written them yet (the false race of issue #10)
+                    same = (buf.bits[flat] == wbits) if buf.bits is not None else \
+                        np.zeros(flat.shape, bool)
                     dup = (t == tag) & (inst == ctx.workgroup_stores) & same
                     bad &= ~dup
                 if bad.any():
@@ -214,7 +218,10 @@ class RaceTracker:
                 if store_copy:
                     if buf.instance is None:
                         buf.instance = np.zeros(buf.count, np.int32)
+                        buf.bits = np.zeros(buf.count, np.dtype(f"u{view.dtype.itemsize}"))
                     buf.instance[flat] = ctx.workgroup_stores
+                    buf.bits[flat] = np.ascontiguousarray(np.broadcast_to(
+                        new, np.shape(idx))).reshape(-1).astype(view.dtype).view(buf.bits.dtype)
             elif buf.track_reads:
                 if buf.reader is None:
                     buf.reader = np.zeros(buf.count, np.int32)
