@@ -31,7 +31,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-PIPELINE = "pipeline-coop-loads{stages=4},convert-coop-to-ptx"
+PIPELINE = os.environ.get("COOP_BENCH_PIPELINE", "pipeline-coop-loads{stages=4},convert-coop-to-ptx")
 TILE_M, TILE_N = 128, 256
 
 
@@ -227,7 +227,7 @@ def run(root: str, out: str) -> None:
         d = torch.full((n, n), float("nan"), device="cuda", dtype=tdt)
         torch.cuda.synchronize()
         dev.launch(prog, case["kernel"], [a.data_ptr(), bt.data_ptr(), d.data_ptr()], grid)
-        exact = bool(torch.equal(d.view(torch.int16), want))
+        exact = bool(torch.equal(d.view(torch.int16), want.view(torch.int16)))
         oracle = "interpreter" if case.get("expected") else "torch (integer data)"
         line = f"{case['name']}: exact vs {oracle}: {exact}"
         if n >= 4096:

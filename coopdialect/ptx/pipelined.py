@@ -82,6 +82,7 @@ class Options:
     producer_registers: int = 40
     consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
     raster_group: int = 8
+    cluster_m: int = 1  # CTAs per cluster along workgroup y; 2 multicasts the tiles they share
 
     def budgets(self, consumers: int) -> tuple[int, int]:
         """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
@@ -105,6 +106,9 @@ class Plan:
     sources: list[int]  # function argument indices read by async copies (tensor maps)
     boxes: dict[int, tuple[int, int]]  # arg -> (rows, cols) of its copies
     swizzle: dict[int, int] = field(default_factory=dict)  # arg -> swizzle bytes (0: none)
+    multicast: set[int] = field(default_factory=set)  # args whose box the cluster pair shares
+    args: list = field(default_factory=list)  # the function's arguments
+    cluster_m: int = 1
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
 
@@ -114,7 +118,7 @@ def _refuse(op: Operation, why: str):
                         f"(sm_90a) and {why}")
 
 
-def analyze(fn: func.FuncOp, target: str) -> Plan | None:
+def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
     """The plan for a staged kernel, None for a kernel without staged ops; raises the one-line
     diagnostic (on the offending op) for a staged kernel this lowering cannot do."""
     staged = [op for op in fn.walk() if isinstance(op, AllocWorkgroupOp | AsyncCopyOp |
@@ -195,9 +199,43 @@ def analyze(fn: func.FuncOp, target: str) -> Plan | None:
         raise _refuse(loop, f"{stages} stages need {smem} bytes of shared memory, more than the "
                             f"{SHARED_LIMIT} an sm_90 CTA may have (fewer stages or smaller tiles)")
     plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem,
-                sorted(boxes), boxes, swizzle)
+                sorted(boxes), boxes, swizzle, args=args)
     _number_groups(fn, plan)
+    if cluster_m not in (1, 2):
+        raise _refuse(loop, f"cluster-m must be 1 or 2, got {cluster_m}")
+    plan.cluster_m = cluster_m
+    if cluster_m == 2:
+        for cp in copies:
+            i = args.index(cp.source)
+            if not _depends_on_block_y(cp.source_offset) and cp.rows.data % 16 == 0:
+                plan.multicast.add(i)
+        for cp in copies:  # every copy of a multicast argument must be shareable
+            i = args.index(cp.source)
+            if i in plan.multicast and _depends_on_block_y(cp.source_offset):
+                plan.multicast.discard(i)
     return plan
+
+
+def _depends_on_block_y(v: SSAValue, seen: set | None = None) -> bool:
+    """Whether a value may differ between the workgroups (x, 2j) and (x, 2j+1) of a cluster pair:
+    arith of constants, grid sizes, workgroup id x and loop induction variables does not."""
+    seen = set() if seen is None else seen
+    op = v.owner
+    if isinstance(op, Block):
+        parent = op.parent_op()
+        if isinstance(parent, scf.ForOp) and v.index == 0:  # the induction variable
+            return any(_depends_on_block_y(b, seen) for b in (parent.lb, parent.ub, parent.step))
+        return True
+    if op in seen:
+        return False
+    seen.add(op)
+    if isinstance(op, cgpu.BlockIdOp):
+        return op.dim != "x"
+    if isinstance(op, arith.ConstantOp | cgpu.GridDimOp):
+        return False
+    if op.name.startswith("arith."):
+        return any(_depends_on_block_y(o, seen) for o in op.operands)
+    return True
 
 
 SWIZZLES = (32, 64, 128)  # bytes per swizzled row: the wgmma descriptor / TMA swizzle modes
@@ -527,7 +565,16 @@ def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
     doff = lw.scalar(op.destination_offset)
     dbytes = lw.index_op("mul", doff, lw.idx_const(es))
     daddr = lw.inst(ptx.AddOp, ".u32", [dst.base, lw.b32(dbytes)], "b32")
-    lw.emit(ptx.CpAsyncBulkTensorOp(daddr, src.base, [col, row], lw.barrier("full", g)))
+    mask = None
+    if plan.args.index(op.source) in plan.multicast:
+        # this CTA's half of the box, written into both CTAs of the pair
+        half = op.rows.data // plan.cluster_m
+        rank = lw.sh["rank"]
+        row = lw.inst(ptx.MadOp, ".lo.u32", [rank, lw.imm("b32", str(half)), row], "b32")
+        skip = lw.inst(ptx.MulOp, ".lo.u32", [rank, lw.imm("b32", str(half * op.cols.data * es))], "b32")
+        daddr = lw.inst(ptx.AddOp, ".u32", [daddr, skip], "b32")
+        mask = lw.imm("b16", str((1 << plan.cluster_m) - 1))
+    lw.emit(ptx.CpAsyncBulkTensorOp(daddr, src.base, [col, row], lw.barrier("full", g), mask))
 
 
 def _p_nothing(lw: RoleLowering, op: Operation) -> None:
@@ -722,7 +769,11 @@ def _commit_and_release(lw: RoleLowering, in_flight: int = 1) -> None:
         both = lw.inst(ptx.AndOp, ".pred", [some, lane0], "pred")
         join = lw.when(both)
         prev = lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", "1")], "b32")
-        lw.emit(ptx.MbarrierArriveOp(lw.barrier("empty", prev)))
+        local = lw.barrier("empty", prev)
+        lw.emit(ptx.MbarrierArriveOp(local))
+        if lw.plan.cluster_m > 1:  # the peer's producer multicasts into this CTA's slot too
+            remote = lw.emit(ptx.MapaOp(local, lw.sh["peer"])).out
+            lw.emit(ptx.MbarrierArriveOp(remote, remote=True))
         lw.join(join)
         lw.released = True
 
@@ -885,19 +936,25 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     base.cur = init
     for s in range(S):
         base.emit(ptx.MbarrierInitOp(full, 8 * s, 1))
-        base.emit(ptx.MbarrierInitOp(empty, 8 * s, 4 * C))
+        base.emit(ptx.MbarrierInitOp(empty, 8 * s, 4 * C * plan.cluster_m))
     base.emit(ptx.FenceMbarrierInitOp())
     base.emit(ptx.BraOp(after))
     blocks.append(after)
     base.cur = after
-    base.emit(ptx.BarSyncOp(0))
-    _remap_block_ids(base, options.raster_group)
+    if plan.cluster_m > 1:  # the peer may multicast into this CTA once its barriers exist
+        base.emit(ptx.BarrierClusterOp())
+        rank = base.inst(ptx.AndOp, ".b32", [base.special("%ctaid.y"), base.imm("b32", "1")], "b32")
+        peer = base.inst(ptx.XorOp, ".b32", [rank, base.imm("b32", "1")], "b32")
+    else:
+        base.emit(ptx.BarSyncOp(0))
+        rank = peer = None
+    _remap_block_ids(base, options.raster_group, plan.cluster_m)
     is_prod = e(ptx.SetpOp, ".eq.u32", [wg, base.imm("b32", "0")], "pred")
     prod, cons = Block(), Block()
     base.emit(ptx.CbraOp(is_prod, prod, cons))
 
     # Consumer lane geometry: row = 64*(wg-1) + 16*warp + g, col = 2*q (wgmma D layout).
-    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane)
+    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane, rank=rank, peer=peer)
 
     def role(kind: str, start: Block) -> None:
         blocks.append(start)
@@ -916,6 +973,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             work, done = lw.new_block(), lw.new_block()
             lw.emit(ptx.CbraOp(not0, done, work))
             lw.cur = done
+            if plan.cluster_m > 1:
+                lw.emit(ptx.BarrierClusterOp())
             lw.emit(ptx.RetOp())
             lw.cur = work
         else:
@@ -943,11 +1002,13 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         else:
             entry.insert_op_before(op, first)
     launch = {"name": name, "block": [threads, 1, 1], "grid": "dispatch",
+              **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
               "dynamic_shared_bytes": plan.smem_bytes, "args": _arg_descs(fn),
               "params": launch_params}
     return ptx.KernelOp(name, params, blocks, None, [a.type for a in fn.args],
                         maxntid=[threads, 1, 1], tensor_maps=tmaps,
-                        dynamic_shared=plan.smem_bytes, launch=json.dumps(launch))
+                        dynamic_shared=plan.smem_bytes, launch=json.dumps(launch),
+                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None)
 
 
 def _used_directly(fn: func.FuncOp, arg: SSAValue) -> bool:
@@ -971,6 +1032,8 @@ def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
         raise op_error(copies[0], f"the source stride {stride} does not divide the argument's "
                                   f"{total} elements (no 2-D tensor map)")
     rows, cols = plan.boxes[i]
+    if i in plan.multicast:  # each CTA of the pair copies half of the box to both
+        rows //= plan.cluster_m
     dt = _tensor_map_type(t.element_type)
     if dt is None:
         raise op_error(copies[0], f"no tensor map data type for {t.element_type}")
@@ -981,11 +1044,18 @@ def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
             "l2_promotion": "L2_256B", "oob_fill": "NONE"}
 
 
-def _remap_block_ids(lw: KernelLowering, group: int) -> None:
-    """Workgroup ids (x, y) in grouped order: `group` consecutive y rows share each sweep of x."""
+def _remap_block_ids(lw: KernelLowering, group: int, cluster_m: int = 1) -> None:
+    """Workgroup ids (x, y) in grouped order: `group` consecutive y rows share each sweep of x.
+    With clusters of `cluster_m` along y, whole clusters are remapped (the pair keeps x and
+    consecutive y)."""
     e = lw.inst
     x, y = lw.special("%ctaid.x"), lw.special("%ctaid.y")
     nx, ny = lw.special("%nctaid.x"), lw.special("%nctaid.y")
+    if cluster_m > 1:
+        sh = lw.imm("b32", str(cluster_m.bit_length() - 1))
+        y = e(ptx.ShrOp, ".u32", [y, sh], "b32")
+        ny = e(ptx.ShrOp, ".u32", [ny, sh], "b32")
+        group = max(1, group // cluster_m)
     lin = e(ptx.MadOp, ".lo.u32", [y, nx, x], "b32")
     per = e(ptx.MulOp, ".lo.u32", [nx, lw.imm("b32", str(group))], "b32")
     gid = e(ptx.DivOp, ".u32", [lin, per], "b32")
@@ -995,6 +1065,9 @@ def _remap_block_ids(lw: KernelLowering, group: int) -> None:
     inner = e(ptx.RemOp, ".u32", [lin, per], "b32")
     ry = e(ptx.AddOp, ".u32", [first, e(ptx.RemOp, ".u32", [inner, rows], "b32")], "b32")
     rx = e(ptx.DivOp, ".u32", [inner, rows], "b32")
+    if cluster_m > 1:
+        rank = e(ptx.AndOp, ".b32", [lw.special("%ctaid.y"), lw.imm("b32", str(cluster_m - 1))], "b32")
+        ry = e(ptx.MadOp, ".lo.u32", [ry, lw.imm("b32", str(cluster_m)), rank], "b32")
     lw.block_ids = {"x": lw.u64(rx), "y": lw.u64(ry)}
 
 
@@ -1006,6 +1079,14 @@ def _block_id(lw: RoleLowering, op: cgpu.BlockIdOp) -> None:
     RULES[cgpu.BlockIdOp](lw, op)
 
 
+def _return(lw: RoleLowering, op: func.ReturnOp) -> None:
+    if lw.plan.cluster_m > 1:  # neither CTA of a pair leaves while the other may still write to it
+        lw.emit(ptx.BarrierClusterOp())
+    RULES[func.ReturnOp](lw, op)
+
+
+PRODUCER_RULES[func.ReturnOp] = _return
+CONSUMER_RULES[func.ReturnOp] = _return
 PRODUCER_RULES[cgpu.BlockIdOp] = _block_id
 CONSUMER_RULES[cgpu.BlockIdOp] = _block_id
 
