@@ -1,6 +1,6 @@
 """What the GPU checks share: options, the case loop, byte comparison, the report, a torch timer.
 
-The checks run on the GPU machine with coopdialect installed there (tools/gpu/wheelhouse.sh):
+The checks run on the GPU machine with coopdialect installed there (tools/gpu_wheelhouse.sh):
 they build each case, take its expected outputs from the interpreter and launch it through
 coopdialect.runtime. torch is imported only for the cuBLAS baselines (`timed`).
 """

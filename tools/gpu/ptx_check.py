@@ -2,7 +2,7 @@
 
     python3 tools/gpu/ptx_check.py [--count 60] [--perf 4096,8192] [--out D]    # on the GPU
 
-Runs where coopdialect is installed (tools/gpu/wheelhouse.sh). Cases: the two example GEMMs,
+Runs where coopdialect is installed (tools/gpu_wheelhouse.sh). Cases: the two example GEMMs,
 randomized one-warp fragment cases (tools/gpu/ptx_cases.py: load layouts, offsets and strides,
 every mma.sync type, element-wise ops, conversions, both accumulate types), every element-wise op
 x element type once, and one-warpgroup wgmma GEMMs (f16/bf16, several N, every A/B layout). Each

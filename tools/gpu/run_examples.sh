@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Every example through `coop-run --check` on the GPU machine: --device cuda for each example the
 # PTX backend accepts, --device vulkan for each one the SPIR-V backend accepts (the 64x64 GEMM via
-# legalize-coop-sizes: 64x64 is no native H200 shape). Logs: OUT/<case>.log, summary OUT/examples.txt.
+# legalize-coop-sizes: 64x64 is no native H200 shape; the DecodeFunc kernels on Q4_0 blocks
+# (tests/test_decode_func.make_q4_0: exact products), unfolded and folded, replace decode_check.py).
+# Logs: OUT/<case>.log, summary OUT/examples.txt.
 #
-#   bash tools/gpu/run_examples.sh OUT     # coopdialect importable (tools/gpu/wheelhouse.sh says how)
+#   bash tools/gpu/run_examples.sh OUT     # coopdialect importable (tools/gpu_wheelhouse.sh says how)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: run_examples.sh OUT}
@@ -42,5 +44,7 @@ run vk_conv_patch_clamped $E/conv_patch_clamped.mlir --grid 4,4,1 --device vulka
 run vk_softmax_rows $E/softmax_rows.mlir --grid 1,4,1 --device vulkan --check
 run vk_dequant_q4 $E/block_decode_load.mlir --kernel dequant_q4 --grid 8,4,1 --device vulkan --check --input Q=$out/q4_0.npy
 run vk_gemm_q4 $E/block_decode_load.mlir --kernel gemm_q4 --grid 2,4,1 --device vulkan --check --input Q=$out/q4_0.npy
+run vk_dequant_q4_folded $E/block_decode_load.mlir --kernel dequant_q4 --grid 8,4,1 --device vulkan --check --input Q=$out/q4_0.npy --pipeline fold-tensor-views
+run vk_gemm_q4_folded $E/block_decode_load.mlir --kernel gemm_q4 --grid 2,4,1 --device vulkan --check --input Q=$out/q4_0.npy --pipeline fold-tensor-views
 echo "$fails failed" | tee -a "$out/examples.txt"
 [[ $fails == 0 ]]

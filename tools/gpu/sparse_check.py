@@ -2,7 +2,7 @@
 
     python3 tools/gpu/sparse_check.py [--count 120] [--perf 4096,8192] [--out D]    # on the GPU
 
-Runs where coopdialect is installed (tools/gpu/wheelhouse.sh). `--count` random one-warpgroup
+Runs where coopdialect is installed (tools/gpu_wheelhouse.sh). `--count` random one-warpgroup
 variants (tools/gpu/sparse_cases.py: every type family f16/bf16/tf32/e4m3/e5m2/s8/u8 and their
 mixes, both selectors, SS and RS, negation, transposes, scale-d 0/1, satfinite, 1-3 chained
 instructions, several N and memory layouts) and the sparse GEMM example

@@ -3,11 +3,11 @@
 # pure-Python dependencies, ml_dtypes, pytest (tools/gpu checks import helpers from tests/), and
 # setuptools + wheel to build coopdialect itself there. Writes .whl/ (git-ignored: carry it).
 #
-#   bash tools/gpu/wheelhouse.sh [PYTHON_VERSION]                      # here, once (default 3.12)
+#   bash tools/gpu_wheelhouse.sh [PYTHON_VERSION]                      # here, once (default 3.12)
 #   python3 -m pip install -q --no-index --find-links .whl --no-deps --target /tmp/py \
 #       $(cat .whl/requirements.txt) . && export PYTHONPATH=/tmp/py    # there (tools/gpu/run_examples.sh)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 pyver=${1:-3.12}
 pkgs=(xdsl==0.74.0 immutabledict ordered-set typing-extensions ml_dtypes pytest pluggy iniconfig
       packaging pygments)
