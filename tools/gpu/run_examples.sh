@@ -12,7 +12,7 @@ out=${1:?usage: run_examples.sh OUT}
 mkdir -p "$out"
 : > "$out/examples.txt"
 # inputs random data cannot give: Q4_0 blocks (f16 scales) and valid 2:4 metadata (PTX 9.7.15.6.1)
-python3 - "$out" <<'PY'
+python3 -P - "$out" <<'PY'
 import sys; sys.path.insert(0, "tests")
 import numpy as np
 from test_decode_func import make_q4_0
@@ -23,7 +23,7 @@ PY
 fails=0
 run() {  # NAME COOP-RUN-ARGS...
     local name=$1; shift
-    if python3 -m coopdialect.tools.coop_run "$@" >"$out/$name.log" 2>&1; then s=PASS; else s=FAIL; fails=$((fails + 1)); fi
+    if python3 -P -m coopdialect.tools.coop_run "$@" >"$out/$name.log" 2>&1; then s=PASS; else s=FAIL; fails=$((fails + 1)); fi
     echo "$s $name: coop-run $*" | tee -a "$out/examples.txt"
     grep -E '^(check|bench):|error:' "$out/$name.log" | sed 's/^/    /' | tee -a "$out/examples.txt"
 }
