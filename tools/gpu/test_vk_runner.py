@@ -21,7 +21,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from coopdialect.runtime import vulkan_ctypes as vk_runner  # noqa: E402
-from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError, format_coopmat_table  # noqa: E402
+from coopdialect.runtime.vulkan_ctypes import VulkanContext, format_coopmat_table  # noqa: E402
 
 
 def load(name):
