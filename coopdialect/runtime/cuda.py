@@ -33,6 +33,8 @@ def _driver():
     except ImportError:
         raise DeviceError("no CUDA bindings installed (pip install 'coopdialect[cuda]', "
                           "which installs cuda-bindings)") from None
+    except Exception as e:  # noqa: BLE001 - a broken install is one line too
+        raise DeviceError(f"cannot load cuda-bindings ({type(e).__name__}: {e})") from None
     return driver
 
 
