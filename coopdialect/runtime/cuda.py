@@ -55,6 +55,8 @@ class CudaDevice(Device):
                               f"{type(e).__name__})") from None
         if err == cu.CUresult.CUDA_ERROR_NO_DEVICE:
             raise DeviceError("no CUDA GPU found")
+        if err == cu.CUresult.CUDA_ERROR_STUB_LIBRARY:
+            raise DeviceError("no CUDA driver found (only the CUDA toolkit's stub libcuda)")
         self._check("cuInit", err)
         self.device = self._call("cuDeviceGet", ordinal)
         self.ctx = self._call("cuDevicePrimaryCtxRetain", self.device)
