@@ -31,7 +31,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-PIPELINE = "pipeline-coop-loads{stages=4},convert-coop-to-ptx"
+PIPELINE = os.environ.get("COOP_BENCH_PIPELINE", "pipeline-coop-loads{stages=4},convert-coop-to-ptx")
 TILE_M, TILE_N = 128, 256
 
 
@@ -42,7 +42,7 @@ def _coop_opt(path: str, target: str) -> str:
 
 
 def build(out: str, sizes: list[int]) -> None:
-    from gemm_ir import dense_gemm
+    from gemm_ir import dense_gemm, sparse_gemm
 
     os.makedirs(out, exist_ok=True)
     cases = []
@@ -64,8 +64,57 @@ def build(out: str, sizes: list[int]) -> None:
                 case["expected"] = True
             cases.append(case)
             print("built", name, flush=True)
+    for dt, sizes_dt in (("f16", [512, *sizes]), ("f8E4M3FN", [512, sizes[-1]]),
+                         ("si8", [512, sizes[-1]])):
+        for n in sizes_dt:
+            name = f"sparse24_{_short(dt)}_{n}"
+            ir = sparse_gemm(n, n, n, dt)
+            src = os.path.join(out, f"{name}.mlir")
+            with open(src, "w") as f:
+                f.write(ir)
+            for ext, target in (("ptx", "ptx"), ("json", "ptx-launch")):
+                with open(os.path.join(out, f"{name}.{ext}"), "w") as f:
+                    f.write(_coop_opt(src, target))
+            case = {"name": name, "dtype": dt, "n": n, "kernel": "gemm", "sparse": True}
+            if n == 512:
+                _expected_sparse(ir, dt, n, os.path.join(out, name))
+                case["expected"] = True
+            cases.append(case)
+            print("built", name, flush=True)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
+
+
+def _short(dt: str) -> str:
+    return {"f8E4M3FN": "e4m3", "si8": "s8"}.get(dt, dt)
+
+
+def _sparse_np(dt: str):
+    import ml_dtypes
+    return {"f16": np.float16, "f8E4M3FN": ml_dtypes.float8_e4m3fn, "si8": np.int8}[dt]
+
+
+def _expected_sparse(ir: str, dt: str, n: int, stem: str) -> None:
+    """2:4 inputs (values, metadata bytes, Bt) and the interpreter's D for an exactness case."""
+    from coopdialect import api
+    from coopdialect.interpreter.kernel import run_kernel
+    from coopdialect.interpreter.sparse_mma import compress
+
+    rng = np.random.default_rng(n)
+    dense = rng.integers(-3, 4, (n, n)).astype(np.float64)
+    keep = np.zeros((n, n // 4, 4), bool)
+    pairs = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
+    pick = pairs[rng.integers(0, 6, (n, n // 4))]
+    np.put_along_axis(keep, pick, True, axis=2)
+    dense = np.where(keep.reshape(n, n), dense, 0).astype(_sparse_np(dt))
+    vals, meta = compress(None, dense, 4)
+    bt = rng.integers(-3, 4, (n, n)).astype(_sparse_np(dt))
+    d = np.zeros((n, n), np.int32 if dt == "si8" else np.float32)
+    run_kernel(api.parse(ir), "gemm", [vals.astype(_sparse_np(dt)), meta.astype(np.uint8), bt, d],
+               grid=(n // TILE_N, n // TILE_M, 1))
+    for tag, arr in (("a", vals.astype(_sparse_np(dt))), ("e", meta.astype(np.uint8)), ("bt", bt),
+                     ("d", d)):
+        np.save(f"{stem}.{tag}.npy", arr.view(np.uint8) if arr.dtype.itemsize == 1 else arr)
 
 
 def _np_dtype(dt: str):
@@ -158,6 +207,11 @@ def run(root: str, out: str) -> None:
     for case in json.load(open(os.path.join(root, "cases.json"))):
         stem = os.path.join(root, case["name"])
         prog = dev.load(open(stem + ".ptx").read(), json.load(open(stem + ".json")))
+        if case.get("sparse"):
+            line = _run_sparse(dev, prog, case, stem, rows, device, date)
+            lines.append(line)
+            print(line, flush=True)
+            continue
         n, dt = case["n"], case["dtype"]
         tdt = torch.float16 if dt == "f16" else torch.bfloat16
         grid = (n // TILE_N, n // TILE_M, 1)
@@ -173,7 +227,7 @@ def run(root: str, out: str) -> None:
         d = torch.full((n, n), float("nan"), device="cuda", dtype=tdt)
         torch.cuda.synchronize()
         dev.launch(prog, case["kernel"], [a.data_ptr(), bt.data_ptr(), d.data_ptr()], grid)
-        exact = bool(torch.equal(d.view(torch.int16), want))
+        exact = bool(torch.equal(d.view(torch.int16), want.view(torch.int16)))
         oracle = "interpreter" if case.get("expected") else "torch (integer data)"
         line = f"{case['name']}: exact vs {oracle}: {exact}"
         if n >= 4096:
@@ -200,6 +254,86 @@ def run(root: str, out: str) -> None:
     with open(os.path.join(out, "ptx.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print("\n".join(["", "summary:", *lines]))
+
+
+def _sparse_inputs(n: int, dt: str, seed: int):
+    """(dense A, values, metadata bytes, Bt) on the GPU: small integers, a random 2:4 pattern."""
+    import torch
+    tdt = {"f16": torch.float16, "f8E4M3FN": torch.float8_e4m3fn, "si8": torch.int8}[dt]
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    pairs = torch.tensor([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)], device="cuda")
+    pick = pairs[torch.randint(0, 6, (n, n // 4), device="cuda", generator=g)]  # (n, n/4, 2)
+    vals = torch.randint(-3, 4, (n, n // 4, 2), device="cuda", generator=g)
+    dense = torch.zeros(n, n // 4, 4, device="cuda", dtype=torch.int64)
+    dense.scatter_(2, pick, vals)
+    meta = (pick[..., 0] | (pick[..., 1] << 2)).to(torch.uint8)
+    bt = torch.randint(-3, 4, (n, n), device="cuda", generator=g)
+    conv = (lambda t: t.to(torch.float32).to(tdt)) if dt == "f8E4M3FN" else (lambda t: t.to(tdt))
+    return conv(dense.reshape(n, n)), conv(vals.reshape(n, n // 2)), meta.reshape(n, n // 4), conv(bt)
+
+
+def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date: str) -> str:
+    import torch
+    n, dt = case["n"], case["dtype"]
+    grid = (n // TILE_N, n // TILE_M, 1)
+    out_dt = torch.int32 if dt == "si8" else torch.float32
+    if case.get("expected"):
+        ld = lambda tag: torch.from_numpy(np.load(f"{stem}.{tag}.npy")).cuda()  # noqa: E731
+        a, e, bt, want = ld("a"), ld("e"), ld("bt"), ld("d")
+        oracle = "interpreter"
+    else:
+        dense, a, e, bt = _sparse_inputs(n, dt, n)
+        want = (dense.double() @ bt.double().T).to(out_dt)
+        oracle = "torch (integer data)"
+    d = torch.full((n, n), -7, device="cuda", dtype=out_dt)
+    ptrs = [a.data_ptr(), e.data_ptr(), bt.data_ptr(), d.data_ptr()]
+    torch.cuda.synchronize()
+    dev.launch(prog, "gemm", ptrs, grid)
+    exact = bool(torch.equal(d.view(torch.int32), want.view(torch.int32)))
+    line = f"{case['name']}: exact vs {oracle}: {exact}"
+    if n < 4096:
+        return line
+    flop = 2.0 * n ** 3
+    ours = statistics.median(dev.time(prog, "gemm", ptrs, grid, 30)) * 1e3
+    short = _short(dt)
+    cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py run DIR"
+           f"  (coop-opt -p '{PIPELINE}' -t ptx)")
+    base = dict(device=device, m=n, n=n, k=n, dtype=short, tflops=flop / ours / 1e9, exact=exact,
+                command=cmd, date=date)
+    line += f"  coop {flop / ours / 1e9:7.1f} dense-equivalent TFLOP/s"
+    dense16, a16 = None, None
+    if dt == "f16":
+        dense16, b16 = dense, bt.T.contiguous()
+        lib = _median_ms(lambda: torch.matmul(dense16, b16))
+        rows.append(dict(base, name="sparse24_f16_vs_dense", baseline="torch.matmul (cuBLAS, dense)",
+                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+        line += f"  dense cuBLAS {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
+        try:
+            from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
+            SparseSemiStructuredTensor._FORCE_CUTLASS = False
+            a_sp = to_sparse_semi_structured(dense16)
+            backend = type(a_sp).__name__
+            ok = bool(torch.equal((a_sp @ b16).float(), (dense16 @ b16).float()))
+            cs = _median_ms(lambda: a_sp @ b16)
+            rows.append(dict(base, name="sparse24_f16", baseline=f"cuSPARSELt ({backend})",
+                             baseline_tflops=flop / cs / 1e9, ratio=cs / ours))
+            line += f"  cuSPARSELt[{backend}, exact {ok}] {flop / cs / 1e9:7.1f} ratio {cs / ours:.3f}"
+        except Exception as ex:  # noqa: BLE001
+            line += f"  cuSPARSELt unavailable: {type(ex).__name__}: {ex}"
+    elif dt == "si8":
+        a8, b8 = dense, bt.T.contiguous()
+        lib = _median_ms(lambda: torch._int_mm(a8, b8))
+        rows.append(dict(base, name="sparse24_s8", baseline="torch._int_mm (dense s8)",
+                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+        line += f"  dense _int_mm {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
+    else:
+        one = torch.ones((), device="cuda")
+        b8 = bt.T.contiguous().T  # column-major second operand, as _scaled_mm wants
+        lib = _median_ms(lambda: torch._scaled_mm(dense, b8, one, one, out_dtype=torch.float32))
+        rows.append(dict(base, name="sparse24_e4m3", baseline="torch._scaled_mm (dense e4m3)",
+                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+        line += f"  dense _scaled_mm {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
+    return line
 
 
 def main() -> None:

@@ -48,3 +48,55 @@ func.func @gemm(%A: memref<{M}x{K}x{dt}>, %Bt: memref<{N}x{K}x{dt}>, %D: memref<
 if __name__ == "__main__":
     a = sys.argv[1:]
     print(dense_gemm(int(a[0]), int(a[1]), int(a[2]), a[3] if len(a) > 3 else "f16"), end="")
+
+
+def sparse_gemm(M, N, K, dt="f16", BM=128, BN=256, BK=None):
+    """The 2:4 sparse analogue: D = A·Bt^T with A given compressed (M x K/2 values + M x K/4
+    metadata bytes, one per 4-chunk, `sparse_mma` semantics), one sparse_mma.mma_sp per K step
+    (64 for f16/bf16, 128 for 8-bit types). f16/bf16 -> D f32; s8/u8 -> s32; e4m3 -> f32."""
+    eight = dt in ("i8", "si8", "ui8", "f8E4M3FN", "f8E5M2")
+    BK = BK or (128 if eight else 64)
+    acc = "i32" if dt in ("i8", "si8", "ui8") else "f32"
+    zero = "0" if acc == "i32" else "0.0"
+    return f"""!a = !coop.matrix<{BM}x{BK // 2}x{dt}, Workgroup, MatrixA>
+!e = !coop.matrix<{BM}x{BK // 4}xui8, Workgroup, MatrixA>
+!b = !coop.matrix<{BK}x{BN}x{dt}, Workgroup, MatrixB>
+!c = !coop.matrix<{BM}x{BN}x{acc}, Workgroup, MatrixAcc>
+func.func @gemm(%A: memref<{M}x{K // 2}x{dt}>, %E: memref<{M}x{K // 4}xui8>, %Bt: memref<{N}x{K}x{dt}>, %D: memref<{M}x{N}x{acc}>) attributes {{coop.workgroup_size = array<i32: 256, 1, 1>}} {{
+  %c0 = arith.constant 0 : index
+  %cK = arith.constant {K} : index
+  %cKa = arith.constant {K // 2} : index
+  %cKe = arith.constant {K // 4} : index
+  %cN = arith.constant {N} : index
+  %cBK = arith.constant {BK} : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %cBM = arith.constant {BM} : index
+  %cBN = arith.constant {BN} : index
+  %wx = gpu.block_id x
+  %wy = gpu.block_id y
+  %m0 = arith.muli %wy, %cBM : index
+  %n0 = arith.muli %wx, %cBN : index
+  %a0 = arith.muli %m0, %cKa : index
+  %e0 = arith.muli %m0, %cKe : index
+  %b0 = arith.muli %n0, %cK : index
+  %z = arith.constant {zero} : {acc}
+  %cinit = coop.composite_construct %z : {acc} -> !c
+  %acc = scf.for %k = %c0 to %cK step %cBK iter_args(%c = %cinit) -> (!c) {{
+    %ka = arith.divui %k, %c2 : index
+    %ke = arith.divui %k, %c4 : index
+    %ao = arith.addi %a0, %ka : index
+    %eo = arith.addi %e0, %ke : index
+    %bo = arith.addi %b0, %k : index
+    %a = coop.load %A[%ao], %cKa, RowMajor : memref<{M}x{K // 2}x{dt}> -> !a
+    %e = coop.load %E[%eo], %cKe, RowMajor : memref<{M}x{K // 4}xui8> -> !e
+    %b = coop.load %Bt[%bo], %cK, ColumnMajor : memref<{N}x{K}x{dt}> -> !b
+    %r = sparse_mma.mma_sp %a, %e, %b, %c : !a, !e, !b, !c -> !c
+    scf.yield %r : !c
+  }}
+  %doff0 = arith.muli %m0, %cN : index
+  %doff = arith.addi %doff0, %n0 : index
+  coop.store %acc, %D[%doff], %cN, RowMajor : !c, memref<{M}x{N}x{acc}>
+  func.return
+}}
+"""

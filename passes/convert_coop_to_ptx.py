@@ -35,6 +35,7 @@ class ConvertCoopToPtxPass(ModulePass):
     producer_registers: int = 40
     consumer_registers: int = 0
     raster_group: int = 8
+    cluster_m: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.ptx.lower import lower_function
@@ -46,7 +47,8 @@ class ConvertCoopToPtxPass(ModulePass):
         if self.raster_group < 1:
             raise DiagnosticException(
                 f"convert-coop-to-ptx: raster-group must be >= 1, got {self.raster_group}")
-        options = Options(self.producer_registers, self.consumer_registers, self.raster_group)
+        options = Options(self.producer_registers, self.consumer_registers, self.raster_group,
+                          self.cluster_m)
         kernels = []
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and not fn.is_declaration:

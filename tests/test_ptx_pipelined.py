@@ -22,7 +22,7 @@ from coopdialect.ptx.launch import describe
 from coopdialect.ptx.printer import emit_ptx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from gemm_ir import dense_gemm  # noqa: E402
+from gemm_ir import dense_gemm, sparse_gemm  # noqa: E402
 
 from test_ptx_ptxas import find_ptxas  # noqa: E402
 
@@ -49,6 +49,32 @@ def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
              if not re.match(r"ptxas info\s+: (Compiling|Function properties|Used|Compile time|\d+ bytes gmem)", ln)
              and "bytes stack frame" not in ln]
     assert not noise, out
+
+
+@pytest.mark.parametrize("dt,stages", [("f16", 4), ("bf16", 3), ("f8E4M3FN", 4), ("si8", 2)])
+def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int) -> None:
+    m = lower(sparse_gemm(256, 512, 512, dt), stages)
+    text = emit_ptx(m)
+    assert text.count("wgmma.mma_async.sp.sync.aligned") == 2  # K step / instruction K
+    # no sparse batch stays in flight: the sp-meta registers are read while wgmma.sp runs
+    assert "wgmma.wait_group.sync.aligned 1;" not in text
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "0 bytes spill stores" in r.stdout + r.stderr, r.stdout + r.stderr
+    (k,) = describe(m)["kernels"]
+    swz = {p["arg"]: p["swizzle"] for p in k["params"] if p["kind"] == "tensor_map"}
+    # compressed A rows are K/2 values (64 bytes for f16 K=64 and for 8-bit K=128): 64B swizzle;
+    # metadata bytes unswizzled; B rows 128 bytes
+    assert swz == {0: "64B", 1: "NONE", 2: "128B"}
+
+
+def test_too_many_stages_refused() -> None:
+    m = api.parse(dense_gemm(128, 256, 1024, "f16"))
+    with pytest.raises(Exception) as e:
+        api.run_pipeline(m, "pipeline-coop-loads{stages=5},convert-coop-to-ptx")
+    assert "more than the 232448" in str(e.value)
 
 
 def test_launch_description_matches_the_kernel() -> None:

@@ -32,7 +32,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
 from coopdialect import api
-from coopdialect.diagnostics import CoopError, format_error
+from coopdialect.diagnostics import CoopError, format_error, location_of
 from coopdialect.interpreter.common import numpy_dtype
 
 DEVICES = ("interp", "cuda", "vulkan")
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="coop-run", description=__doc__.splitlines()[0])
     ap.add_argument("file")
     ap.add_argument("--kernel", help="kernel to run (default: the only kernel)")
-    ap.add_argument("--grid", required=True, help="workgroups as X,Y,Z")
+    ap.add_argument("--grid", help="workgroups as X,Y,Z (required to run)")
     ap.add_argument("--device", choices=DEVICES, default="interp")
     ap.add_argument("--pipeline", help="passes to run first (coop-opt -p syntax)")
     ap.add_argument("--check", action="store_true", help="compare with the interpreter")
@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save", metavar="DIR")
     args = ap.parse_args(argv)
     try:
-        grid = tuple(int(x) for x in args.grid.split(","))
-        if len(grid) != 3:
+        grid = tuple(int(x) for x in args.grid.split(",")) if args.grid else None
+        if grid is not None and len(grid) != 3:
             raise ValueError
     except ValueError:
         ap.error("--grid must be X,Y,Z")
@@ -84,6 +84,15 @@ def main(argv: list[str] | None = None) -> None:
     try:
         module = api.parse_file(args.file)
         kernel = _pick_kernel(module, args.kernel)
+        if grid is None:  # say first whether the device is there at all, then what is missing
+            if args.device != "interp":
+                from coopdialect.runtime import DeviceError, open_device
+
+                try:
+                    open_device(args.device).close()
+                except DeviceError as e:
+                    raise DeviceError(e.message, where=location_of(kernel)) from None
+            raise CoopError(kernel, "give the workgroups to dispatch with --grid X,Y,Z")
         names = [a.name_hint or str(i) for i, a in enumerate(kernel.body.blocks[0].args)]
         given = {}
         for spec in args.input:

@@ -19,6 +19,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
@@ -85,7 +86,8 @@ class KernelOp(IRDLOperation):
     5.5.8). `reqntid` is the `.reqntid x, y, z` directive (from `coop.workgroup_size`);
     a warp-specialized kernel has `maxntid` + `minnctapersm 1` instead (a register cap at entry,
     which `setmaxnreg` needs). `dynamic_shared` is the bytes of `.extern .shared` memory the
-    kernel uses (the launch asks for them). `launch` is the launch description (JSON text,
+    kernel uses (the launch asks for them); `cluster` the `.reqnctapercluster x, y, z` CTAs per
+    cluster (PTX ISA 11.4.4). `launch` is the launch description (JSON text,
     `coopdialect.ptx.launch`) when the host must do more than pass one pointer per argument.
     `arg_types` are the source function's memref argument types, one per memref argument
     (what `coopdialect.ptx.launch.describe` reports as the kernel's buffers).
@@ -100,13 +102,15 @@ class KernelOp(IRDLOperation):
     dynamic_shared = opt_prop_def(IntAttr)
     launch = opt_prop_def(StringAttr)
     arg_types = opt_prop_def(ArrayAttr)
+    cluster = opt_prop_def(ArrayAttr)
     body = region_def()
 
     def __init__(self, sym_name: str, params: Sequence[str], blocks: Sequence[Block],
                  reqntid: Sequence[int] | None = None,
                  arg_types: Sequence[Attribute] | None = None, *,
                  maxntid: Sequence[int] | None = None, tensor_maps: Sequence[str] = (),
-                 dynamic_shared: int = 0, launch: str | None = None):
+                 dynamic_shared: int = 0, launch: str | None = None,
+                 cluster: Sequence[int] | None = None):
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "params": ArrayAttr([StringAttr(p) for p in params]),
@@ -123,6 +127,8 @@ class KernelOp(IRDLOperation):
             props["dynamic_shared"] = IntAttr(dynamic_shared)
         if launch is not None:
             props["launch"] = StringAttr(launch)
+        if cluster is not None:
+            props["cluster"] = ArrayAttr([IntAttr(x) for x in cluster])
         super().__init__(properties=props, regions=[Region(list(blocks))])
 
     @property
@@ -511,15 +517,21 @@ class MbarrierInitOp(PtxOp):
 @irdl_op_definition
 class MbarrierArriveOp(PtxOp):
     """`mbarrier.arrive{.expect_tx}.shared::cta.b64 _, [addr]{, tx};` (9.7.13.15.13): one arrival;
-    with `expect_tx` > 0 the phase also waits for that many bytes of asynchronous copies."""
+    with `expect_tx` > 0 the phase also waits for that many bytes of asynchronous copies.
+    With `remote`, `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr];`: an arrival
+    on a barrier of another CTA of the cluster (`addr` from `mapa`)."""
 
     name = "ptx.mbarrier_arrive"
     PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
     addr = operand_def(RegType)
     expect_tx = prop_def(IntAttr)
+    remote = opt_prop_def(UnitAttr)
 
-    def __init__(self, addr: SSAValue, expect_tx: int = 0):
-        super().__init__(operands=[addr], properties={"expect_tx": IntAttr(expect_tx)})
+    def __init__(self, addr: SSAValue, expect_tx: int = 0, remote: bool = False):
+        props: dict[str, Attribute] = {"expect_tx": IntAttr(expect_tx)}
+        if remote:
+            props["remote"] = UnitAttr()
+        super().__init__(operands=[addr], properties=props)
 
 
 @irdl_op_definition
@@ -557,9 +569,39 @@ class CpAsyncBulkTensorOp(PtxOp):
     tmap = operand_def(RegType)
     mbar = operand_def(RegType)
     coords = var_operand_def(RegType)
+    cta_mask = var_operand_def(RegType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue):
-        super().__init__(operands=[dst, tmap, mbar, list(coords)])
+    def __init__(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue,
+                 cta_mask: SSAValue | None = None):
+        """With `cta_mask` (a .b16), `.multicast::cluster`: the box lands at the same offset of
+        every CTA of the cluster in the mask, completing bytes on each one's `mbar`."""
+        super().__init__(operands=[dst, tmap, mbar, list(coords),
+                                   [cta_mask] if cta_mask is not None else []])
+
+
+@irdl_op_definition
+class MapaOp(PtxOp):
+    """`mapa.shared::cluster.u32 d, a, rank;` (9.7.9.18): the shared::cluster address of the
+    variable at CTA-local address `a` in the CTA of the cluster with rank `rank` (.b32)."""
+
+    name = "ptx.mapa"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (7, 8)
+    addr = operand_def(RegType)
+    rank = operand_def(RegType)
+    out = result_def(RegType)
+
+    def __init__(self, addr: SSAValue, rank: SSAValue):
+        super().__init__(operands=[addr, rank], result_types=[B32])
+
+
+@irdl_op_definition
+class BarrierClusterOp(PtxOp):
+    """`barrier.cluster.arrive.release;` then `barrier.cluster.wait.acquire;` (9.7.13.3): every
+    thread of the cluster meets here (not `.aligned`: warps may be diverged)."""
+
+    name = "ptx.barrier_cluster"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
 
 
 @irdl_op_definition
@@ -590,6 +632,6 @@ PTX = Dialect(
      MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
      CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierTryWaitParityOp,
-     FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp],
+     FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp],
     [RegType],
 )

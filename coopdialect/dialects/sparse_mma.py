@@ -16,7 +16,9 @@ warpgroup (128 invocations) owns each product and `coop.load`/`coop.store` move 
   above the nibble) is invalid: the interpreter raises (the PTX ISA calls it undefined behavior).
   The lowering gathers the per-thread hardware words from this format;
 * B: `!coop.matrix<KxNxT, Workgroup, MatrixB>` (or NxK with `imm_trans_b = 1`, see below);
-* C and the result: `!coop.matrix<64xNxD, Workgroup, MatrixAcc>`.
+* C and the result: `!coop.matrix<64xNxD, Workgroup, MatrixAcc>`; M may be any multiple of 64
+  (rows 64j..64j+63 are one .m64 product each; the staged wgmma pipeline gives each 64 rows to
+  a consumer warpgroup), with A and the metadata M rows too.
 
 K is a multiple of the instruction's K (32 for f16/bf16, 16 for tf32, 64 for 8-bit types): the
 op is that many `wgmma.mma_async.sp` chained on one accumulator. Element types: f16, bf16, f32
@@ -395,9 +397,10 @@ class MmaSpOp(IRDLOperation):
             raise VerifyException(f"sp-sel of .{at} must be {allowed}, got {sel} "
                                   "(9.7.15.6.3 valid values of sp-sel)")
         # shapes
-        if tc.rows != 64:
-            raise VerifyException(f"the accumulator must have M = 64 rows (.m64nNk{fam.k}), "
-                                  f"got {tc.rows}")
+        m = tc.rows
+        if m % 64 or m == 0:
+            raise VerifyException(f"the accumulator must have M = 64 rows (.m64nNk{fam.k}) or a "
+                                  f"multiple of 64 (one .m64 product per 64 rows), got {m}")
         n = tc.columns
         if n not in fam.n_list:
             raise VerifyException(
@@ -409,16 +412,16 @@ class MmaSpOp(IRDLOperation):
         if kk % fam.k or kk == 0:
             raise VerifyException(f"K = {kk} must be a multiple of the instruction K {fam.k} "
                                   f"(.m64nNk{fam.k} for .{at})")
-        a_shape = (kk // 2, 64) if self.trans_a else (64, kk // 2)
+        a_shape = (kk // 2, m) if self.trans_a else (m, kk // 2)
         if ta.get_shape() != a_shape:
             raise VerifyException(
-                f"compressed A must be {a_shape[0]}x{a_shape[1]} (64 x K/2"
+                f"compressed A must be {a_shape[0]}x{a_shape[1]} (M x K/2"
                 f"{', transposed by imm-trans-a' if self.trans_a else ''}; 9.7.15.6.1), got "
                 f"{ta.rows}x{ta.columns}")
         _meta_element(te, "the sparsity metadata")
         g = meta_group(ta.element_type)
-        if te.get_shape() != (64, kk // g):
-            raise VerifyException(f"the sparsity metadata must be 64x{kk // g} (one value per "
+        if te.get_shape() != (m, kk // g):
+            raise VerifyException(f"the sparsity metadata must be {m}x{kk // g} (one value per "
                                   f"{g}-chunk of each row of A), got {te.rows}x{te.columns}")
 
 

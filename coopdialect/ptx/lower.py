@@ -630,7 +630,7 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     import coopdialect.ptx.sparse  # noqa: F401  (after coop_rules: wraps coop.load/store)
     from coopdialect.ptx import pipelined
 
-    plan = pipelined.analyze(fn, target)
+    plan = pipelined.analyze(fn, target, options.cluster_m if options else 1)
     if plan is not None:
         return pipelined.lower_staged(fn, target, plan, options or pipelined.Options())
     return KernelLowering(fn, target).run()

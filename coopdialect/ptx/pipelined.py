@@ -34,11 +34,13 @@ import json
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, Float16Type, Float32Type, IndexType, MemRefType
+from xdsl.dialects.builtin import (BFloat16Type, DenseArrayBase, Float16Type, Float32Type, IndexType,
+                                   IntegerType, MemRefType)
 from xdsl.ir import Block, Operation, SSAValue
 
 from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, ptx
+from coopdialect.dialects import sparse_mma as sm
 from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.coop import Layout, Scope, Use
 from coopdialect.dialects.coop_async import (
@@ -60,8 +62,16 @@ from coopdialect.ptx.lower import (
 )
 
 STAGES_ATTR = "coop.pipeline_stages"
-SWIZZLE_BYTES = 128  # the box row of every staged copy: 128-byte swizzle, SBO = 8 rows
+SHARED_LIMIT = 232448  # bytes of dynamic shared memory per CTA on sm_90 (227 KB)
 _DTYPE = {Float16Type: "FLOAT16", BFloat16Type: "BFLOAT16", Float32Type: "FLOAT32"}
+
+
+def _tensor_map_type(t) -> str | None:
+    """CU_TENSOR_MAP_DATA_TYPE_* of an element type; 8-bit types (s8, u8, fp8) move as UINT8."""
+    if type(t) in _DTYPE:
+        return _DTYPE[type(t)]
+    w = width(t)
+    return {8: "UINT8", 16: "UINT16", 32: "INT32"}.get(w)
 _THREAD_IDS = (cgpu.ThreadIdOp, cgpu.SubgroupIdOp, cgpu.LaneIdOp, cgpu.GlobalIdOp, cgpu.NumSubgroupsOp,
                cgpu.BlockDimOp)
 
@@ -73,6 +83,7 @@ class Options:
     producer_registers: int = 40
     consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
     raster_group: int = 8
+    cluster_m: int = 1  # CTAs per cluster along workgroup y; 2 multicasts the tiles they share
 
     def budgets(self, consumers: int) -> tuple[int, int]:
         """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
@@ -95,6 +106,10 @@ class Plan:
     smem_bytes: int
     sources: list[int]  # function argument indices read by async copies (tensor maps)
     boxes: dict[int, tuple[int, int]]  # arg -> (rows, cols) of its copies
+    swizzle: dict[int, int] = field(default_factory=dict)  # arg -> swizzle bytes (0: none)
+    multicast: set[int] = field(default_factory=set)  # args whose box the cluster pair shares
+    args: list = field(default_factory=list)  # the function's arguments
+    cluster_m: int = 1
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
 
@@ -105,7 +120,7 @@ def _refuse(op: Operation, why: str):
                          f"(sm_90a) and {why}")
 
 
-def analyze(fn: func.FuncOp, target: str) -> Plan | None:
+def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
     """The plan for a staged kernel, None for a kernel without staged ops; raises the one-line
     diagnostic (on the offending op) for a staged kernel this lowering cannot do."""
     staged = [op for op in fn.walk() if isinstance(op, AllocWorkgroupOp | AsyncCopyOp |
@@ -128,20 +143,30 @@ def analyze(fn: func.FuncOp, target: str) -> Plan | None:
     copies = [op for op in staged if isinstance(op, AsyncCopyOp)]
     args = list(fn.args)
     boxes: dict[int, tuple[int, int]] = {}
+    role = _buffer_roles(fn)
+    swizzle: dict[int, int] = {}
     for cp in copies:
         if cp.source not in args:
             raise _refuse(cp, "the copy source must be a kernel argument")
         i = args.index(cp.source)
         es = width(cp.source.type.element_type) // 8
         rows, cols = cp.rows.data, cp.cols.data
-        if cols * es != SWIZZLE_BYTES or rows > 256 or rows % 8:
-            raise _refuse(cp, f"a copied box must have rows of {SWIZZLE_BYTES} bytes and a "
-                              f"multiple of 8 (<= 256) rows, got {rows}x{cols}x{cp.source.type.element_type}")
+        row_bytes = cols * es
+        kind = role.get(cp.destination.owner, "operand")
+        if kind == "operand" and row_bytes not in SWIZZLES:
+            raise _refuse(cp, f"a copy feeding a wgmma operand must have rows of 32, 64 or 128 "
+                              f"bytes (the swizzle modes), got {cols} x {cp.source.type.element_type}")
+        if kind == "meta" and row_bytes % 16:
+            raise _refuse(cp, "a copy of sparsity metadata must have rows of a multiple of 16 bytes")
+        if rows > 256 or rows % 8 or cols * es > 256:
+            raise _refuse(cp, f"a copied box must have a multiple of 8 (<= 256) rows, got {rows}")
         if _const(cp.source_stride) is None or _const(cp.destination_stride) != cols:
             raise _refuse(cp, "needs a constant source stride and a destination row pitch equal "
                               "to the box's cols")
         if boxes.setdefault(i, (rows, cols)) != (rows, cols):
             raise _refuse(cp, "all copies of one argument must have the same box")
+        if swizzle.setdefault(i, row_bytes if kind == "operand" else 0) != (row_bytes if kind == "operand" else 0):
+            raise _refuse(cp, "one argument is copied both as a wgmma operand and as metadata")
     accs = []
     for op in fn.walk():
         if isinstance(op, coop.LoadOp) and is_workgroup(op.pointer.type):
@@ -149,13 +174,14 @@ def analyze(fn: func.FuncOp, target: str) -> Plan | None:
             ok = (t.scope_value == Scope.Workgroup and
                   ((t.use_value == Use.MatrixA and op.layout.data == Layout.RowMajor) or
                    (t.use_value == Use.MatrixB and op.layout.data == Layout.ColumnMajor)))
+            ok = ok and not _conflicting_uses(op)
             if not ok:
                 raise _refuse(op, "workgroup buffers must be read as Workgroup-scope MatrixA "
                                   "RowMajor / MatrixB ColumnMajor (K-major wgmma operands)")
-        if isinstance(op, coop.MulAddOp):
+        if isinstance(op, coop.MulAddOp | sm.MmaSpOp):
             accs.append(op)
     if not accs:
-        raise _refuse(staged[0], "has no coop.mul_add to pipeline")
+        raise _refuse(staged[0], "has no coop.mul_add or sparse_mma.mma_sp to pipeline")
     rows = {op.c.type.rows for op in accs}
     if len(rows) != 1 or next(iter(rows)) % 64 or not 64 <= next(iter(rows)) <= 192:
         raise _refuse(accs[0], f"accumulators must have 64, 128 or 192 rows (one consumer "
@@ -171,10 +197,77 @@ def analyze(fn: func.FuncOp, target: str) -> Plan | None:
         off += -(-size // 1024) * 1024
     barrier_offset = off
     smem = off + 16 * stages + 1024  # + alignment slack of the dynamic base
+    if smem > SHARED_LIMIT:
+        raise _refuse(loop, f"{stages} stages need {smem} bytes of shared memory, more than the "
+                            f"{SHARED_LIMIT} an sm_90 CTA may have (fewer stages or smaller tiles)")
     plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem,
-                sorted(boxes), boxes)
+                sorted(boxes), boxes, swizzle, args=args)
     _number_groups(fn, plan)
+    if cluster_m not in (1, 2):
+        raise _refuse(loop, f"cluster-m must be 1 or 2, got {cluster_m}")
+    plan.cluster_m = cluster_m
+    if cluster_m == 2:
+        for cp in copies:
+            i = args.index(cp.source)
+            if not _depends_on_block_y(cp.source_offset) and cp.rows.data % 16 == 0:
+                plan.multicast.add(i)
+        for cp in copies:  # every copy of a multicast argument must be shareable
+            i = args.index(cp.source)
+            if i in plan.multicast and _depends_on_block_y(cp.source_offset):
+                plan.multicast.discard(i)
     return plan
+
+
+def _depends_on_block_y(v: SSAValue, seen: set | None = None) -> bool:
+    """Whether a value may differ between the workgroups (x, 2j) and (x, 2j+1) of a cluster pair:
+    arith of constants, grid sizes, workgroup id x and loop induction variables does not."""
+    seen = set() if seen is None else seen
+    op = v.owner
+    if isinstance(op, Block):
+        parent = op.parent_op()
+        if isinstance(parent, scf.ForOp) and v.index == 0:  # the induction variable
+            return any(_depends_on_block_y(b, seen) for b in (parent.lb, parent.ub, parent.step))
+        return True
+    if op in seen:
+        return False
+    seen.add(op)
+    if isinstance(op, cgpu.BlockIdOp):
+        return op.dim != "x"
+    if isinstance(op, arith.ConstantOp | cgpu.GridDimOp):
+        return False
+    if op.name.startswith("arith."):
+        return any(_depends_on_block_y(o, seen) for o in op.operands)
+    return True
+
+
+SWIZZLES = (32, 64, 128)  # bytes per swizzled row: the wgmma descriptor / TMA swizzle modes
+_DESC_MODE = {128: 1, 64: 2, 32: 3}  # descriptor bits 62-63
+
+
+def _conflicting_uses(load: coop.LoadOp) -> bool:
+    """A workgroup-buffer load must feed wgmma operands only (or only sparsity metadata)."""
+    kinds = {_use_kind(u) for u in load.result.uses}
+    return None in kinds or len(kinds) > 1
+
+
+def _use_kind(u) -> str | None:
+    op = u.operation
+    if isinstance(op, coop.MulAddOp) and u.index in (0, 1):
+        return "operand"
+    if isinstance(op, sm.MmaSpOp):
+        return {0: "operand", 1: "meta", 2: "operand"}.get(u.index)
+    return None
+
+
+def _buffer_roles(fn: func.FuncOp) -> dict[Operation, str]:
+    """Each workgroup buffer's role: `operand` (swizzled wgmma tile) or `meta` (sparsity bytes)."""
+    roles: dict[Operation, str] = {}
+    for op in fn.walk():
+        if isinstance(op, coop.LoadOp) and is_workgroup(op.pointer.type):
+            kinds = {_use_kind(u) for u in op.result.uses} - {None}
+            if kinds:
+                roles[op.pointer.owner] = next(iter(kinds))
+    return roles
 
 
 def _const(v: SSAValue) -> int | None:
@@ -252,10 +345,21 @@ def _inside(op: Operation, ancestor: Operation) -> bool:
 
 @dataclass
 class SwizzledTile:
-    """A K-major wgmma operand in shared memory: 128-byte rows, 128B swizzle (TMA-written)."""
+    """A K-major wgmma operand in shared memory, TMA-written with rows of `row_bytes` (32, 64 or
+    128) in the swizzle mode of that width."""
 
     ty: coop.MatrixType
     addr: SSAValue  # .b32 shared-window address of the tile's first row
+    row_bytes: int
+
+
+@dataclass
+class MetaTile:
+    """Sparsity metadata in shared memory: one byte per chunk, rows of `row_bytes`, no swizzle."""
+
+    ty: coop.MatrixType
+    addr: SSAValue
+    row_bytes: int
 
 
 class RoleLowering(KernelLowering):
@@ -463,7 +567,16 @@ def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
     doff = lw.scalar(op.destination_offset)
     dbytes = lw.index_op("mul", doff, lw.idx_const(es))
     daddr = lw.inst(ptx.AddOp, ".u32", [dst.base, lw.b32(dbytes)], "b32")
-    lw.emit(ptx.CpAsyncBulkTensorOp(daddr, src.base, [col, row], lw.barrier("full", g)))
+    mask = None
+    if plan.args.index(op.source) in plan.multicast:
+        # this CTA's half of the box, written into both CTAs of the pair
+        half = op.rows.data // plan.cluster_m
+        rank = lw.sh["rank"]
+        row = lw.inst(ptx.MadOp, ".lo.u32", [rank, lw.imm("b32", str(half)), row], "b32")
+        skip = lw.inst(ptx.MulOp, ".lo.u32", [rank, lw.imm("b32", str(half * op.cols.data * es))], "b32")
+        daddr = lw.inst(ptx.AddOp, ".u32", [daddr, skip], "b32")
+        mask = lw.imm("b16", str((1 << plan.cluster_m) - 1))
+    lw.emit(ptx.CpAsyncBulkTensorOp(daddr, src.base, [col, row], lw.barrier("full", g), mask))
 
 
 def _p_nothing(lw: RoleLowering, op: Operation) -> None:
@@ -511,9 +624,15 @@ def _c_load(lw: RoleLowering, op: coop.LoadOp) -> None:
     es = width(t.element_type) // 8
     off = lw.index_op("mul", lw.scalar(op.offset), lw.idx_const(es))
     addr = lw.inst(ptx.AddOp, ".u32", [buf.base, lw.b32(off)], "b32")
-    if t.use_value == Use.MatrixA:  # this consumer's 64 rows
-        addr = lw.inst(ptx.AddOp, ".u32", [addr, lw.sh["a_row_bytes"]], "b32")
-    lw.vmap[op.result] = SwizzledTile(t, addr)
+    row_bytes = _const(op.stride) * es
+    if t.use_value == Use.MatrixA:  # this consumer's 64 rows start 64 * row_bytes further
+        shift = lw.imm("b32", str((64 * row_bytes).bit_length() - 1))
+        first = lw.inst(ptx.ShlOp, ".b32", [lw.sh["consumer"], shift], "b32")
+        addr = lw.inst(ptx.AddOp, ".u32", [addr, first], "b32")
+    if {_use_kind(u) for u in op.result.uses} == {"meta"}:
+        lw.vmap[op.result] = MetaTile(t, addr, row_bytes)
+    else:
+        lw.vmap[op.result] = SwizzledTile(t, addr, row_bytes)
 
 
 def _acc_geometry(lw: RoleLowering, t: coop.MatrixType, op) -> list[tuple[int, int]]:
@@ -583,24 +702,31 @@ def _c_construct(lw: RoleLowering, op: coop.CompositeConstructOp) -> None:
     if t.scope_value != Scope.Workgroup:
         return RULES[coop.CompositeConstructOp](lw, op)
     s = lw.scalar(op.constituent)
-    if s.const is None or not isinstance(t.element_type, Float32Type):
+    et = t.element_type
+    if s.const is None or not (isinstance(et, Float32Type) or
+                               (isinstance(et, IntegerType) and width(et) == 32)):
         raise op_error(op, "a Workgroup-scope matrix in a staged kernel is constructed from an "
-                           "f32 constant")
+                           "f32 or 32-bit integer constant")
     _acc_geometry(lw, t, op)
     from coopdialect.ptx.lower import float_literal
-    lit = float_literal(t.element_type, float(s.const))
+    if isinstance(et, Float32Type):
+        mods, lit, ty = ".f32", float_literal(et, float(s.const)), ptx.F32
+    else:
+        mods, lit, ty = ".b32", str(int(s.const) & 0xFFFFFFFF), ptx.B32
     # Distinct registers: wgmma reads and writes each accumulator register in place.
-    lw.vmap[op.result] = Frag(t, [lw.emit(ptx.MovImmOp(".f32", lit, ptx.F32)).out
+    lw.vmap[op.result] = Frag(t, [lw.emit(ptx.MovImmOp(mods, lit, ty)).out
                                   for _ in range(t.columns // 2)])
 
 
-def _desc(lw: RoleLowering, addr: SSAValue, k_step: int) -> SSAValue:
-    """wgmma descriptor: start addr>>4, LBO 1 (unused by swizzled K-major), SBO 1024>>4, 128B."""
-    lo = lw.inst(ptx.ShrOp, ".u32", [addr, lw.imm("b32", "4")], "b32")
+def _desc(lw: RoleLowering, tile: SwizzledTile, k_bytes: int) -> SSAValue:
+    """wgmma descriptor of a swizzled K-major tile (ptx-wgmma-sparse.md section 5): start
+    addr>>4 advanced by `k_bytes` along K, LBO 1 (unused by swizzled K-major), SBO = 8 rows,
+    the swizzle mode of the row width."""
+    lo = lw.inst(ptx.ShrOp, ".u32", [tile.addr, lw.imm("b32", "4")], "b32")
     lo = lw.inst(ptx.OrOp, ".b32", [lo, lw.imm("b32", str(1 << 16))], "b32")
-    if k_step:
-        lo = lw.inst(ptx.AddOp, ".u32", [lo, lw.imm("b32", str(k_step))], "b32")
-    hi = lw.imm("b32", str((1 << 30) | (1024 >> 4)))
+    if k_bytes:
+        lo = lw.inst(ptx.AddOp, ".u32", [lo, lw.imm("b32", str(k_bytes >> 4))], "b32")
+    hi = lw.imm("b32", str((_DESC_MODE[tile.row_bytes] << 30) | ((8 * tile.row_bytes) >> 4)))
     return lw.emit(ptx.PackOp(".b64", [lo, hi], ptx.B64)).out
 
 
@@ -623,12 +749,19 @@ def _c_mul_add(lw: RoleLowering, op: coop.MulAddOp) -> None:
     regs = list(c.regs)
     lw.emit(ptx.WgmmaFenceOp())
     for kk in range(k // 16):
-        step = (kk * 16 * es) >> 4
-        mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}", _desc(lw, a.addr, step),
-                                          _desc(lw, b.addr, step), regs))
+        step = kk * 16 * es
+        mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}", _desc(lw, a, step),
+                                          _desc(lw, b, step), regs))
         regs = list(mma.outs)
+    _commit_and_release(lw)
+    lw.vmap[op.result] = Frag(op.result.type, regs)
+
+
+def _commit_and_release(lw: RoleLowering, in_flight: int = 1) -> None:
+    """Close the batch, keep `in_flight` batches in flight, and free the stage the previous
+    batches read."""
     lw.emit(ptx.WgmmaCommitGroupOp())
-    lw.emit(ptx.WgmmaWaitGroupOp(1))
+    lw.emit(ptx.WgmmaWaitGroupOp(in_flight))
     lw.wgmma_in_flight = True
     if not lw.released and lw.wait_group is not None:
         # The batches before this one are complete: the stage of group g-1 is free again.
@@ -638,9 +771,89 @@ def _c_mul_add(lw: RoleLowering, op: coop.MulAddOp) -> None:
         both = lw.inst(ptx.AndOp, ".pred", [some, lane0], "pred")
         join = lw.when(both)
         prev = lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", "1")], "b32")
-        lw.emit(ptx.MbarrierArriveOp(lw.barrier("empty", prev)))
+        local = lw.barrier("empty", prev)
+        lw.emit(ptx.MbarrierArriveOp(local))
+        if lw.plan.cluster_m > 1:  # the peer's producer multicasts into this CTA's slot too
+            remote = lw.emit(ptx.MapaOp(local, lw.sh["peer"])).out
+            lw.emit(ptx.MbarrierArriveOp(remote, remote=True))
         lw.join(join)
         lw.released = True
+
+
+def _nibbles(lw: RoleLowering, x: SSAValue) -> SSAValue:
+    """Four metadata bytes (one chunk each, low nibble significant) -> 16 bits of nibbles."""
+    out = lw.inst(ptx.AndOp, ".b32", [x, lw.imm("b32", "15")], "b32")
+    for j in range(1, 4):
+        sh = lw.inst(ptx.ShrOp, ".u32", [x, lw.imm("b32", str(4 * j))], "b32")
+        part = lw.inst(ptx.AndOp, ".b32", [sh, lw.imm("b32", str(0xF << (4 * j)))], "b32")
+        out = lw.inst(ptx.OrOp, ".b32", [out, part], "b32")
+    return out
+
+
+def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int) -> SSAValue:
+    """The sp-meta register of instruction `s` for this thread (ptx-wgmma-sparse.md section 3)."""
+    g = lw.sh["g"]
+    lane = lw.sh["lane"]
+    # rows relative to this consumer's 64 (the MatrixA load already added 64 * consumer rows)
+    r0 = lw.inst(ptx.MadOp, ".lo.u32", [lw.sh["warp"], lw.imm("b32", "16"), g], "b32")
+    p = lw.inst(ptx.AndOp, ".b32", [lane, lw.imm("b32", "1")], "b32")
+    rb = e.row_bytes
+    if fam.k == 32 and fam.group == 4:  # f16/bf16: chunks 8s+4p..+3 of rows r and r+8
+        col = lw.inst(ptx.MadOp, ".lo.u32", [p, lw.imm("b32", "4"), lw.imm("b32", str(8 * s))], "b32")
+        a0 = lw.inst(ptx.MadOp, ".lo.u32", [r0, lw.imm("b32", str(rb)), col], "b32")
+        a0 = lw.inst(ptx.AddOp, ".u32", [a0, e.addr], "b32")
+        x = lw.emit(ptx.LdOp(".shared.b32", a0, 0, [ptx.B32])).outs[0]
+        y = lw.emit(ptx.LdOp(".shared.b32", a0, 8 * rb, [ptx.B32])).outs[0]
+    elif fam.k == 64:  # 8-bit types: row r + 8(l&1), chunks 16s + 8((l>>1)&1) + 0..7
+        r = lw.inst(ptx.MadOp, ".lo.u32", [p, lw.imm("b32", "8"), r0], "b32")
+        h = lw.inst(ptx.ShrOp, ".u32", [lane, lw.imm("b32", "1")], "b32")
+        h = lw.inst(ptx.AndOp, ".b32", [h, lw.imm("b32", "1")], "b32")
+        col = lw.inst(ptx.MadOp, ".lo.u32", [h, lw.imm("b32", "8"), lw.imm("b32", str(16 * s))], "b32")
+        a0 = lw.inst(ptx.MadOp, ".lo.u32", [r, lw.imm("b32", str(rb)), col], "b32")
+        a0 = lw.inst(ptx.AddOp, ".u32", [a0, e.addr], "b32")
+        x = lw.emit(ptx.LdOp(".shared.b32", a0, 0, [ptx.B32])).outs[0]
+        y = lw.emit(ptx.LdOp(".shared.b32", a0, 4, [ptx.B32])).outs[0]
+    else:
+        raise AssertionError(fam)
+    hi = lw.inst(ptx.ShlOp, ".b32", [_nibbles(lw, y), lw.imm("b32", "16")], "b32")
+    return lw.inst(ptx.OrOp, ".b32", [_nibbles(lw, x), hi], "b32")
+
+
+def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
+    a, e, b, c = (lw.vmap[v] for v in (op.a, op.meta, op.b, op.c))
+    if not (isinstance(a, SwizzledTile) and isinstance(b, SwizzledTile) and isinstance(e, MetaTile)):
+        raise op_error(op, "in a staged kernel A, the metadata and B must come from workgroup buffers")
+    fam = op.family()
+    if fam.k == 16 or op.trans_a or op.trans_b or op.a_registers is not None:
+        raise op_error(op, "the wgmma pipeline does tf32, transposed and register-A sparse "
+                           "products not yet (f16, bf16 and 8-bit K-major only)")
+    if not isinstance(op.c.type.element_type, Float32Type | IntegerType):
+        raise op_error(op, "the wgmma pipeline keeps f32 or s32 accumulators")
+    dt, at, bt = op.types()
+    n, kk, steps = op.dims()
+    sat = ".satfinite" if op.satfinite is not None else ""
+    mods = f".m64n{n}k{fam.k}{sat}.{dt}.{at}.{bt}"
+    ea = width(op.a.type.element_type) // 8
+    lw.comment(f"{op.name} {op.c.type.rows}x{n}x{kk} -> {steps} x wgmma.mma_async.sp{mods}")
+    metas = [_meta_word(lw, e, fam, s) for s in range(steps)]
+    regs = list(c.regs)
+    lw.emit(ptx.WgmmaFenceOp())
+    for s in range(steps):
+        imms = ["1"]
+        if fam.has_scale:
+            imms += [str(op.scale_a), str(op.scale_b)]
+        if fam.has_trans:
+            imms += ["0", "0"]
+        da = _desc(lw, a, s * (fam.k // 2) * ea)
+        db = _desc(lw, b, s * fam.k * ea)
+        mma = lw.emit(ptx.WgmmaMmaAsyncSpOp(mods, [da], db, metas[s], op.sel, regs, ", ".join(imms)))
+        regs = list(mma.outs)
+    # No batch stays in flight: the sp-meta register is read while the instruction runs, and
+    # ptxas (13.0) neither tracks it nor injects a wait, so the next iteration's metadata words
+    # may land in the same physical registers. Measured on the H200: with one sparse batch in
+    # flight 14-99% of the outputs were wrong depending on register allocation; with none, all
+    # exact.
+    _commit_and_release(lw, 0)
     lw.vmap[op.result] = Frag(op.result.type, regs)
 
 
@@ -651,7 +864,8 @@ PRODUCER_RULES = {
 CONSUMER_RULES = {
     AllocWorkgroupOp: _alloc, AsyncCopyOp: _p_nothing, AsyncCommitGroupOp: _p_nothing,
     AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
-    coop.MulAddOp: _c_mul_add, coop.CompositeConstructOp: _c_construct, scf.IfOp: _if,
+    coop.MulAddOp: _c_mul_add, sm.MmaSpOp: _c_mma_sp, coop.CompositeConstructOp: _c_construct,
+    scf.IfOp: _if,
     scf.ForOp: _staged_for,
 }
 
@@ -724,19 +938,25 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     base.cur = init
     for s in range(S):
         base.emit(ptx.MbarrierInitOp(full, 8 * s, 1))
-        base.emit(ptx.MbarrierInitOp(empty, 8 * s, 4 * C))
+        base.emit(ptx.MbarrierInitOp(empty, 8 * s, 4 * C * plan.cluster_m))
     base.emit(ptx.FenceMbarrierInitOp())
     base.emit(ptx.BraOp(after))
     blocks.append(after)
     base.cur = after
-    base.emit(ptx.BarSyncOp(0))
-    _remap_block_ids(base, options.raster_group)
+    if plan.cluster_m > 1:  # the peer may multicast into this CTA once its barriers exist
+        base.emit(ptx.BarrierClusterOp())
+        rank = base.inst(ptx.AndOp, ".b32", [base.special("%ctaid.y"), base.imm("b32", "1")], "b32")
+        peer = base.inst(ptx.XorOp, ".b32", [rank, base.imm("b32", "1")], "b32")
+    else:
+        base.emit(ptx.BarSyncOp(0))
+        rank = peer = None
+    _remap_block_ids(base, options.raster_group, plan.cluster_m)
     is_prod = e(ptx.SetpOp, ".eq.u32", [wg, base.imm("b32", "0")], "pred")
     prod, cons = Block(), Block()
     base.emit(ptx.CbraOp(is_prod, prod, cons))
 
     # Consumer lane geometry: row = 64*(wg-1) + 16*warp + g, col = 2*q (wgmma D layout).
-    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane)
+    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane, rank=rank, peer=peer)
 
     def role(kind: str, start: Block) -> None:
         blocks.append(start)
@@ -755,6 +975,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             work, done = lw.new_block(), lw.new_block()
             lw.emit(ptx.CbraOp(not0, done, work))
             lw.cur = done
+            if plan.cluster_m > 1:
+                lw.emit(ptx.BarrierClusterOp())
             lw.emit(ptx.RetOp())
             lw.cur = work
         else:
@@ -770,8 +992,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             col = lw.inst(ptx.ShlOp, ".b32", [q, lw.imm("b32", "1")], "b32")
             lw.sh["acc_row"] = lw.u64(row)
             lw.sh["acc_col"] = lw.u64(col)
-            # A rows of this consumer start 64 rows (64 * 128 bytes) into the tile.
-            lw.sh["a_row_bytes"] = lw.inst(ptx.ShlOp, ".b32", [c, lw.imm("b32", "13")], "b32")
+            lw.sh.update(consumer=c, warp=warp, g=g)
         lw.lower_ops(fn.body.block)
 
     role("producer", prod)
@@ -783,11 +1004,13 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         else:
             entry.insert_op_before(op, first)
     launch = {"name": name, "block": [threads, 1, 1], "grid": "dispatch",
+              **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
               "dynamic_shared_bytes": plan.smem_bytes, "args": _arg_descs(fn),
               "params": launch_params}
     return ptx.KernelOp(name, params, blocks, None, [a.type for a in fn.args],
                         maxntid=[threads, 1, 1], tensor_maps=tmaps,
-                        dynamic_shared=plan.smem_bytes, launch=json.dumps(launch))
+                        dynamic_shared=plan.smem_bytes, launch=json.dumps(launch),
+                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None)
 
 
 def _used_directly(fn: func.FuncOp, arg: SSAValue) -> bool:
@@ -811,20 +1034,30 @@ def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
         raise op_error(copies[0], f"the source stride {stride} does not divide the argument's "
                                   f"{total} elements (no 2-D tensor map)")
     rows, cols = plan.boxes[i]
-    dt = _DTYPE.get(type(t.element_type))
+    if i in plan.multicast:  # each CTA of the pair copies half of the box to both
+        rows //= plan.cluster_m
+    dt = _tensor_map_type(t.element_type)
     if dt is None:
         raise op_error(copies[0], f"no tensor map data type for {t.element_type}")
     return {"kind": "tensor_map", "arg": i, "data_type": dt,
             "global_dims": [stride, total // stride], "global_strides": [stride * es],
             "box_dims": [cols, rows], "element_strides": [1, 1], "interleave": "NONE",
-            "swizzle": "128B", "l2_promotion": "L2_256B", "oob_fill": "NONE"}
+            "swizzle": f"{plan.swizzle[i]}B" if plan.swizzle[i] else "NONE",
+            "l2_promotion": "L2_256B", "oob_fill": "NONE"}
 
 
-def _remap_block_ids(lw: KernelLowering, group: int) -> None:
-    """Workgroup ids (x, y) in grouped order: `group` consecutive y rows share each sweep of x."""
+def _remap_block_ids(lw: KernelLowering, group: int, cluster_m: int = 1) -> None:
+    """Workgroup ids (x, y) in grouped order: `group` consecutive y rows share each sweep of x.
+    With clusters of `cluster_m` along y, whole clusters are remapped (the pair keeps x and
+    consecutive y)."""
     e = lw.inst
     x, y = lw.special("%ctaid.x"), lw.special("%ctaid.y")
     nx, ny = lw.special("%nctaid.x"), lw.special("%nctaid.y")
+    if cluster_m > 1:
+        sh = lw.imm("b32", str(cluster_m.bit_length() - 1))
+        y = e(ptx.ShrOp, ".u32", [y, sh], "b32")
+        ny = e(ptx.ShrOp, ".u32", [ny, sh], "b32")
+        group = max(1, group // cluster_m)
     lin = e(ptx.MadOp, ".lo.u32", [y, nx, x], "b32")
     per = e(ptx.MulOp, ".lo.u32", [nx, lw.imm("b32", str(group))], "b32")
     gid = e(ptx.DivOp, ".u32", [lin, per], "b32")
@@ -834,6 +1067,9 @@ def _remap_block_ids(lw: KernelLowering, group: int) -> None:
     inner = e(ptx.RemOp, ".u32", [lin, per], "b32")
     ry = e(ptx.AddOp, ".u32", [first, e(ptx.RemOp, ".u32", [inner, rows], "b32")], "b32")
     rx = e(ptx.DivOp, ".u32", [inner, rows], "b32")
+    if cluster_m > 1:
+        rank = e(ptx.AndOp, ".b32", [lw.special("%ctaid.y"), lw.imm("b32", str(cluster_m - 1))], "b32")
+        ry = e(ptx.MadOp, ".lo.u32", [ry, lw.imm("b32", str(cluster_m)), rank], "b32")
     lw.block_ids = {"x": lw.u64(rx), "y": lw.u64(ry)}
 
 
@@ -845,6 +1081,14 @@ def _block_id(lw: RoleLowering, op: cgpu.BlockIdOp) -> None:
     RULES[cgpu.BlockIdOp](lw, op)
 
 
+def _return(lw: RoleLowering, op: func.ReturnOp) -> None:
+    if lw.plan.cluster_m > 1:  # neither CTA of a pair leaves while the other may still write to it
+        lw.emit(ptx.BarrierClusterOp())
+    RULES[func.ReturnOp](lw, op)
+
+
+PRODUCER_RULES[func.ReturnOp] = _return
+CONSUMER_RULES[func.ReturnOp] = _return
 PRODUCER_RULES[cgpu.BlockIdOp] = _block_id
 CONSUMER_RULES[cgpu.BlockIdOp] = _block_id
 

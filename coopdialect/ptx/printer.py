@@ -110,6 +110,8 @@ def _inst_text(op: Operation, n: _Names) -> str:
     if isinstance(op, ptx.MbarrierInitOp):
         return f"mbarrier.init.shared::cta.b64 {_addr(n[op.addr], op.offset.data)}, {op.count.data};"
     if isinstance(op, ptx.MbarrierArriveOp):
+        if op.remote is not None:
+            return f"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{n[op.addr]}];"
         if op.expect_tx.data:
             return (f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{n[op.addr]}], "
                     f"{op.expect_tx.data};")
@@ -121,9 +123,14 @@ def _inst_text(op: Operation, n: _Names) -> str:
         return "fence.mbarrier_init.release.cluster;"
     if isinstance(op, ptx.CpAsyncBulkTensorOp):
         coords = ", ".join(n[c] for c in op.coords)
+        mc, mask = (".multicast::cluster", f", {n[op.cta_mask[0]]}") if op.cta_mask else ("", "")
         return (f"cp.async.bulk.tensor.{len(op.coords)}d.shared::cluster.global.tile"
-                f".mbarrier::complete_tx::bytes [{n[op.dst]}], [{n[op.tmap]}, {{{coords}}}], "
-                f"[{n[op.mbar]}];")
+                f".mbarrier::complete_tx::bytes{mc} [{n[op.dst]}], [{n[op.tmap]}, {{{coords}}}], "
+                f"[{n[op.mbar]}]{mask};")
+    if isinstance(op, ptx.MapaOp):
+        return f"mapa.shared::cluster.u32 {n[op.out]}, {n[op.addr]}, {n[op.rank]};"
+    if isinstance(op, ptx.BarrierClusterOp):
+        return "barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;"
     if isinstance(op, ptx.SetmaxnregOp):
         return f"setmaxnreg.{op.action.data}.sync.aligned.u32 {op.count.data};"
     if isinstance(op, ptx.CommentOp):
@@ -199,6 +206,8 @@ class _KernelPrinter:
         if k.maxntid is not None:
             head.append(".maxntid " + ", ".join(str(x.data) for x in k.maxntid))
             head.append(".minnctapersm 1")
+        if k.cluster is not None:
+            head.append(".reqnctapercluster " + ", ".join(str(x.data) for x in k.cluster))
         head.append("{")
         decls = [f"\t.reg .{kind} {PREFIX[kind]}<{c}>;"
                  for kind, c in self.names.count.items() if c]

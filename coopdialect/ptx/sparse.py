@@ -413,6 +413,9 @@ def _a_registers(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> 
 def _mma_sp(lw: KernelLowering, op: sm.MmaSpOp) -> None:
     from coopdialect.ptx.wgmma import _check_warpgroup
     _check_warpgroup(lw, op)
+    if op.c.type.rows != 64:
+        raise op_error(op, f"a {op.c.type.rows}-row product needs one consumer warpgroup per 64 "
+                           "rows: stage its K loop (pipeline-coop-loads) for the wgmma pipeline")
     fam = op.family()
     dt, at, bt = op.types()
     n, kk, steps = op.dims()

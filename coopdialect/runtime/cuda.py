@@ -33,6 +33,8 @@ def _driver():
     except ImportError:
         raise DeviceError("no CUDA bindings installed (pip install 'coopdialect[cuda]', "
                           "which installs cuda-bindings)") from None
+    except Exception as e:  # noqa: BLE001 - a broken install is one line too
+        raise DeviceError(f"cannot load cuda-bindings ({type(e).__name__}: {e})") from None
     return driver
 
 
@@ -53,6 +55,8 @@ class CudaDevice(Device):
                               f"{type(e).__name__})") from None
         if err == cu.CUresult.CUDA_ERROR_NO_DEVICE:
             raise DeviceError("no CUDA GPU found")
+        if err == cu.CUresult.CUDA_ERROR_STUB_LIBRARY:
+            raise DeviceError("no CUDA driver found (only the CUDA toolkit's stub libcuda)")
         self._check("cuInit", err)
         self.device = self._call("cuDeviceGet", ordinal)
         self.ctx = self._call("cuDevicePrimaryCtxRetain", self.device)

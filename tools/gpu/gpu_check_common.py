@@ -1,74 +1,55 @@
-"""What ptx_check.py and sparse_check.py share: the build/run CLI, and the GPU side's run/compare loop.
+"""What the GPU checks share: options, the case loop, byte comparison, the report, a torch timer.
 
-The GPU side launches through the runtime's CUDA device (coopdialect.runtime.cuda: cuda-bindings,
-driver JIT); torch is imported only for the cuBLAS baselines (`timed`). The folder a `build`
-writes holds `cases.json` (a list `cases` of dicts with at least `name`, `kernel`, `grid`,
-`ptx`, `nbuf`; and `perf`) and `data.npz` with the raw bytes of input buffer i under `KEY/in{i}`
-and of the expected output buffer i under `KEY/exp{i}`.
+The checks run on the GPU machine with coopdialect installed there (tools/gpu_wheelhouse.sh):
+they build each case, take its expected outputs from the interpreter and launch it through
+coopdialect.runtime. torch is imported only for the cuBLAS baselines (`timed`).
 """
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
 
-def load_cases(folder: Path):
-    """(cases.json as a dict, the npz data) of a built folder."""
-    return json.loads((folder / "cases.json").read_text()), np.load(folder / "data.npz")
+def options(argv: list[str], count: int) -> tuple[int, list[int], Path | None]:
+    """(--count N, --perf N,N..., --out DIR) of a check's command line."""
+    def value(flag: str):
+        return argv[argv.index(flag) + 1] if flag in argv else None
+
+    perf = value("--perf")
+    return (int(value("--count") or count), [int(x) for x in perf.split(",")] if perf else [],
+            Path(value("--out")) if value("--out") else None)
 
 
-def load(dev, ptx: str, kernel: str, block) -> object:
-    """The runtime Program of PTX text holding `kernel`, with the default launch description
-    (`block` threads, one pointer parameter per `.param` of its `.entry`)."""
-    entry = ptx[ptx.index(f".entry {kernel}("):]
-    n = entry[:entry.index(")")].count(".param")
-    return dev.load(ptx, {"format": "coopdialect-ptx-launch", "version": 1, "kernels": [{
-        "name": kernel, "block": list(block), "grid": "dispatch", "dynamic_shared_bytes": 0,
-        "args": [{"name": str(i)} for i in range(n)],
-        "params": [{"kind": "pointer", "arg": i} for i in range(n)]}]})
+def bytes_differ(got: list[np.ndarray], expected: dict[int, np.ndarray]) -> tuple[int, int]:
+    """(bytes that differ, bytes compared) between buffers `got[i]` and `expected[i]`."""
+    bad = size = 0
+    for i, want in expected.items():
+        g = np.ascontiguousarray(got[i]).view(np.uint8)
+        bad += int(np.count_nonzero(g != np.ascontiguousarray(want).view(np.uint8)))
+        size += g.size
+    return bad, size
 
 
-def run_case(dev, data, c: dict, key: str, block: tuple, outputs: Iterable[int], fail: str) -> str:
-    """Launch one case on the runtime's CUDA device and compare its output buffers byte for
-    byte with the expected bytes.
-
-    Returns "PASS", `fail` formatted with `bad` (bytes that differ) and `size` (bytes
-    compared), or "ERROR Type: message" for any exception (reported, not raised).
-    """
-    try:
-        prog = load(dev, c["ptx"], c["kernel"], block)
-        ins = [data[f"{key}/in{i}"] for i in range(c["nbuf"])]
-        bufs = [dev.upload(a) for a in ins]
-        dev.launch(prog, c["kernel"], bufs, tuple(c["grid"]))
-        bad = size = 0
-        for i in outputs:
-            want = data[f"{key}/exp{i}"]
-            got = dev.download(bufs[i], want)
-            bad += int(np.count_nonzero(got != want))
-            size += want.size
-        return "PASS" if bad == 0 else fail.format(bad=bad, size=size)
-    except Exception as e:  # noqa: BLE001 - report and go on
-        return f"ERROR {type(e).__name__}: {e}"
-
-
-def run_cases(cases: Iterable[dict], run_one: Callable[[dict], str],
-              group: Callable[[dict], str]) -> tuple[list[str], int, int, dict[str, list[int]]]:
-    """Run every case; (one `STATUS name` line each, passed, failed, {group: [passed, all]})."""
+def run_cases(cases: Iterable, run_one: Callable[[object], str], group: Callable[[object], str]
+              ) -> tuple[list[str], int, int, dict[str, list[int]]]:
+    """Run every case (`run_one` returns "PASS" or a failure text and never raises);
+    (one `STATUS name` line each, passed, failed, {group: [passed, all]})."""
     lines, passed, failed, groups = [], 0, 0, {}
     for c in cases:
-        status = run_one(c)
+        try:
+            status = run_one(c)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            status = f"ERROR {type(e).__name__}: {e}"
         ok = status == "PASS"
         passed += ok
         failed += not ok
         g = groups.setdefault(group(c), [0, 0])
         g[0] += ok
         g[1] += 1
-        lines.append(f"{status:8s} {c['name']}")
+        lines.append(f"{status:8s} {c.name}")
     return lines, passed, failed, groups
 
 
@@ -95,22 +76,3 @@ def timed(f: Callable[[], object], reps: int) -> float:
     end.record()
     torch.cuda.synchronize()
     return start.elapsed_time(end) / 1e3 / reps
-
-
-def main(argv: list[str], doc: str, build: Callable[[Path, int, list[int]], None],
-         run: Callable[[Path, Path | None], int], default_count: int) -> int:
-    """`build FOLDER [--count N] [--perf N,N]` or `run FOLDER [--out DIR]`; else print `doc`."""
-    if len(argv) >= 2 and argv[0] == "build":
-        count = int(argv[argv.index("--count") + 1]) if "--count" in argv else default_count
-        perf = ([int(x) for x in argv[argv.index("--perf") + 1].split(",")]
-                if "--perf" in argv else [])
-        t = time.time()
-        build(Path(argv[1]), count, perf)
-        print(f"({time.time() - t:.1f} s)")
-        return 0
-    if len(argv) >= 2 and argv[0] == "run":
-        out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
-        return run(Path(argv[1]), out)
-    print(doc)
-    return 2
-

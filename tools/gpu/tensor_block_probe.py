@@ -8,8 +8,7 @@ OpTensorLayoutSetDimensionNV after or before the block size) or explicit
 bounds on both sides; and RepeatMirrored with a layoutDimension of 1 (in bounds), with and without
 views, against Repeat / ClampToEdge and layouts without a 1.
 
-    python tools/gpu/tensor_block_probe.py .tensorprobe                          # here
-    python3 tools/gpu/tensor_check.py run .tensorprobe --out $OUT --save-all     # on the GPU
+    python3 tools/gpu/tensor_check.py --cases 0 --probes --save-all --out $OUT   # on the GPU
 
 The tensor buffer holds its own element index (buf[i] = i, exact in f16 up to 2048) and Object
 holds -(1 + r*N + c), so a GPU value tells which element was loaded (or that the element was
@@ -17,9 +16,6 @@ left alone / given the clamp value). Expected buffers come from the interpreter.
 """
 
 from __future__ import annotations
-
-import os
-import sys
 
 import numpy as np
 
@@ -90,18 +86,14 @@ def probes() -> list[tuple[str, dict]]:
     return out
 
 
-def build(folder: str) -> None:
-    root = os.getcwd()
-    for p in (root, os.path.join(root, "tests"), os.path.dirname(os.path.abspath(__file__))):
-        sys.path.insert(0, p)
+def probe_cases() -> list[tuple[tuple, dict]]:
+    """((name, IR text, kernel, grid, pipeline, inputs, interpreter outputs), info) per probe,
+    for tensor_check.py."""
     import tensor_ir
-    from tensor_check import _save, _spv
-    from vk_check_common import write_manifest
 
     from coopdialect import api
 
-    os.makedirs(folder, exist_ok=True)
-    manifest: list[dict] = []
+    out = []
     for name, case in probes():
         text, _ = tensor_ir.case_ir(case)
         dt = tensor_ir.NP[case["etype"]]
@@ -112,11 +104,6 @@ def build(folder: str) -> None:
         api.run_kernel(api.parse(text, name), "k", got, (1, 1, 1))
         info = {"kind": "load", "mode": case["mode"], "ldim": case["ldim"], "view": None,
                 "layout_ops": [o for o, _ in case["lops"]], "shape": [R, C],
-                "etype": case["etype"], "lops": case["lops"]}
-        _save(folder, name, _spv(text, name, False), [buf, mat], got, "k", (1, 1, 1),
-              ["exact", "exact"], manifest, info)
-    write_manifest(folder, manifest)
-
-
-if __name__ == "__main__":
-    build(sys.argv[1] if len(sys.argv) > 1 else ".tensorprobe")
+                "etype": case["etype"]}
+        out.append(((name, text, "k", (1, 1, 1), None, [buf, mat], got), info))
+    return out

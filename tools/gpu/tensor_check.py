@@ -1,40 +1,44 @@
 """Tensor addressing + cooperative-matrix-2 SPIR-V on the H200 (Vulkan) against the interpreter.
 
-Two steps, because the GPU machine has no xDSL:
+    python3 tools/gpu/tensor_check.py [--cases 60] [--seed 2026] [--probes] [--save-all] [--out D]
 
-    python tools/gpu/tensor_check.py build .tensorcheck [--cases 60]     # here
-    python3 tools/gpu/tensor_check.py run .tensorcheck [--out D]         # on the GPU
+Runs on the GPU machine with coopdialect installed (tools/gpu_wheelhouse.sh), through
+coopdialect.runtime's Vulkan device. `cases()` builds the three tensor-addressing examples and the
+size-parametrized coopmat2 GEMM (tools/gpu/gen_coopmat2_gemm.py) at a small size, each with and
+without fold-tensor-views, plus `--cases` random tensor-addressed loads/stores built by
+tests/tensor_ir.py (every clamp mode in turn, layouts of Dim 1-5 with block sizes, slices and
+strides, views with permutations and clips; 16/32-row and -column subgroup matrices, the H200's
+granularity); `--probes` adds tools/gpu/tensor_block_probe.py's block-size x clamp-mode probes.
+Inputs are small integers (exact in f16/f32); the expected buffers come from the INTERPRETER on
+the source IR (for the random cases the interpreter must agree with the independent reference in
+tests/tensor_reference.py, else the check stops). Random cases whose reference says undefined
+behaviour (Undefined clamp mode out of bounds, a broken stride rule, conflicting stores) are
+drawn again. tests/test_gpu_modules.py runs spirv-val on every module `cases()` builds (same
+seeds), since the GPU machine has no spirv-val.
 
-`build` compiles (convert-coop-to-spirv, with and without fold-tensor-views first) the three
-tensor-addressing examples and the size-parametrized coopmat2 GEMM (tools/gpu/gen_coopmat2_gemm.py)
-at a small size, plus `--cases` random tensor-addressed loads/stores built by tests/tensor_ir.py
-(every clamp mode in turn, layouts of Dim 1-5 with block sizes, slices and strides, views with
-permutations and clips; 16/32-row and -column subgroup matrices, the H200's granularity). Each
-module goes through spirv-val; inputs are small integers (exact in f16/f32); the expected buffers
-come from the INTERPRETER on the source IR (and, for the random cases, the interpreter must agree
-with the independent reference in tests/tensor_reference.py, else the case is not built).
-Random cases whose reference says undefined behaviour (Undefined clamp mode out of bounds, a
-broken stride rule, conflicting stores) are drawn again.
-
-`run` dispatches every module with the runtime's Vulkan device and compares every buffer bit for bit,
-except softmax_rows' Y, which divides (Vulkan's OpFDiv precision is 2.5 ULP): there the bound is
-3 ULP of the interpreter's f32 value. A random case that differs from the interpreter but equals,
-bit for bit, what one of the two documented H200 driver deviations predicts
-(docs/tensor-addressing.md: `set_dimension_floor`, `mirrored_dim1_index0`; built from
-tests/tensor_reference.py) is reported as KNOWN, still counted as a mismatch. `--save-all` keeps
-every case's GPU result buffer.
+Every buffer is compared bit for bit, except softmax_rows' Y, which divides (Vulkan's OpFDiv
+precision is 2.5 ULP): there the bound is 3 ULP of the interpreter's f32 value. A random case
+that differs from the interpreter but equals, bit for bit, what one of the two documented H200
+driver deviations predicts (docs/tensor-addressing.md: `set_dimension_floor`,
+`mirrored_dim1_index0`; built from tests/tensor_reference.py) is reported as KNOWN, still
+counted as a mismatch. `--save-all` keeps every case's GPU result buffer.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vk_check_common import Case, cli, report, run_cases, save_case, write_manifest, write_spv  # noqa: E402
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path[:0] = [str(HERE), str(ROOT / "tests")]
+from gpu_check_common import report  # noqa: E402
+
+from coopdialect.runtime.verdict import compare  # noqa: E402
 
 EXAMPLES = [
     # (name, example path, kernel, grid)
@@ -43,6 +47,20 @@ EXAMPLES = [
     ("softmax_rows", "examples/softmax_rows.mlir", "softmax_rows", (1, 4, 1)),
 ]
 MODES = ["Undefined", "Constant", "ClampToEdge", "Repeat", "RepeatMirrored"]
+
+
+@dataclass
+class Case:
+    name: str
+    text: str
+    kernel: str
+    grid: tuple
+    pipeline: str | None
+    inputs: list
+    expected: list
+    ulp: list = field(default_factory=list)  # per buffer: 0 (bit-exact) or 3
+    info: dict = field(default_factory=lambda: {"kind": "example"})
+    alts: dict = field(default_factory=dict)  # driver rule -> the buffers it predicts
 
 
 def _example_inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
@@ -57,21 +75,6 @@ def _example_inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
                 rng.integers(-4, 5, (128, 512)).astype(np.float16), np.zeros((256, 512), np.float32)]
     return [rng.integers(-64, 65, (64, 16)).astype(np.float32), np.zeros((64, 16), np.float32),
             np.zeros((32, 8), np.float32)]
-
-
-def _spv(text: str, source: str, fold: bool) -> bytes:
-    from coopdialect import api
-
-    module = api.parse(text, source)
-    if fold:
-        api.run_pipeline(module, "fold-tensor-views")
-    return api.compile_to_spirv(module)
-
-
-def _save(out: str, case: str, spv: bytes, inputs, expected, entry: str, grid, compare: list[str],
-          manifest: list, info: dict) -> None:
-    save_case(out, manifest, case, write_spv(out, case, spv), entry, grid, inputs, expected,
-              compare=compare, **info)
 
 
 def _driver_alternatives(case: dict, buf: np.ndarray, mat: np.ndarray, want) -> dict:
@@ -100,34 +103,25 @@ def _driver_alternatives(case: dict, buf: np.ndarray, mat: np.ndarray, want) -> 
     return alts
 
 
-def build(args) -> None:
-    out, seed, n_cases = args.folder, args.seed, args.cases
-    root = os.getcwd()
-    sys.path.insert(0, root)
-    sys.path.insert(0, os.path.join(root, "tests"))
-    sys.path.insert(0, os.path.join(root, "tools", "gpu"))
+def cases(n_cases: int = 60, seed: int = 2026, probes: bool = False):
+    """Every case of the check, in order (deterministic for given arguments)."""
     import tensor_ir
     from gen_coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
 
     from coopdialect import api
 
-    os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(seed)
-    manifest: list[dict] = []
-    sources = [(n, open(p).read(), p, k, g) for n, p, k, g in EXAMPLES]
-    sources.append(("gemm_coopmat2_gen", coopmat2_gemm_ir(256, 512, 128), "gen_coopmat2_gemm(256,512,128)",
-                    "gemm_coopmat2", gemm_grid(256, 512)))
+    sources = [(n, (ROOT / p).read_text(), p, k, g) for n, p, k, g in EXAMPLES]
+    sources.append(("gemm_coopmat2_gen", coopmat2_gemm_ir(256, 512, 128),
+                    "gen_coopmat2_gemm(256,512,128)", "gemm_coopmat2", gemm_grid(256, 512)))
     for name, text, path, kernel, grid in sources:
         inputs = _example_inputs(name, rng)
         expected = [b.copy() for b in inputs]
         api.run_kernel(api.parse(text, path), kernel, expected, grid)
-        compare = ["exact"] * len(inputs)
-        if name == "softmax_rows":
-            compare[1] = "ulp3"
+        ulp = [3 if name == "softmax_rows" and i == 1 else 0 for i in range(len(inputs))]
         for fold in (False, True):
-            case = f"{name}_{'folded' if fold else 'chain'}"
-            _save(out, case, _spv(text, path, fold), inputs, expected, kernel, grid, compare, manifest,
-                  {"kind": "example"})
+            yield Case(f"{name}_{'folded' if fold else 'chain'}", text, kernel, grid,
+                       "fold-tensor-views" if fold else None, inputs, expected, ulp)
     prng = random.Random(seed)
     built = tried = 0
     while built < n_cases:
@@ -156,25 +150,12 @@ def build(args) -> None:
                                                            "ops": [o for o, _ in case["view"]["vops"]]},
                 "layout_ops": [o for o, _ in case["lops"]], "shape": [case["rows"], case["cols"]],
                 "etype": case["etype"]}
-        alts = _driver_alternatives(case, buf, mat, want)
-        if alts:
-            info["alt"] = sorted(alts)
-            np.savez(os.path.join(out, f"random_{built:03d}_alt.npz"),
-                     **{f"{k}_{i}": a for k, v in alts.items() for i, a in enumerate(v)})
-        _save(out, f"random_{built:03d}", _spv(text, f"random_{built}", False), [buf, mat], got, "k",
-              (1, 1, 1), ["exact", "exact"], manifest, info)
+        yield Case(f"random_{built:03d}", text, "k", (1, 1, 1), None, [buf, mat], got, [0, 0],
+                   info, _driver_alternatives(case, buf, mat, want))
         built += 1
-    write_manifest(out, manifest, f" ({tried} random draws for {n_cases} valid cases)")
-
-
-def _compare(got: np.ndarray, want: np.ndarray, how: str) -> tuple[bool, str]:
-    if how == "exact":
-        u = f"u{want.dtype.itemsize}"
-        bad = int(np.count_nonzero(got.view(u) != want.view(u)))
-        return bad == 0, f"bit mismatches={bad}/{want.size}"
-    ulp = np.spacing(np.abs(want.astype(np.float32)))
-    err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / ulp
-    return bool(err.max() <= 3), f"max error {err.max():.2f} ulp"
+    if probes:
+        from tensor_block_probe import probe_cases
+        yield from (Case(*c, ulp=[0, 0], info=i) for c, i in probe_cases())
 
 
 def _describe(m: dict) -> str:
@@ -186,43 +167,51 @@ def _describe(m: dict) -> str:
             + (f" view{view['vdim']}{view['perm']}{'+'.join(view['ops'])}" if view else ""))
 
 
-def run(args) -> int:
-    folder, out, save_all = args.folder, args.out, args.save_all
-    known = 0
+def run(argv: list[str]) -> int:
+    from coopdialect import api
+    from coopdialect.runtime import open_device, run_kernel
+
+    def value(flag, default):
+        return type(default)(argv[argv.index(flag) + 1]) if flag in argv else default
+
+    out, save_all = value("--out", ""), "--save-all" in argv
+    lines, failures, known = [], 0, 0
     kept: dict[str, np.ndarray] = {}  # GPU result buffers: failing cases (all: --save-all)
-
-    def check(case: Case, got: list[np.ndarray]) -> tuple[str, str]:
-        nonlocal known
-        m = case.meta
-        checks = [_compare(g, e, how) for g, e, how in zip(got, case.expected, m["compare"])]
-        ok = all(c[0] for c in checks)
-        detail = "; ".join(c[1] for c in checks)
-        status = "PASS" if ok else "FAIL"
-        if not ok and m.get("alt"):
-            # a documented driver deviation (docs/tensor-addressing.md)?
-            alt = np.load(os.path.join(folder, m["case"] + "_alt.npz"))
-            for rule in m["alt"]:
-                if all(np.array_equal(g.view(np.uint8), alt[f"{rule}_{i}"].view(np.uint8))
-                       for i, g in enumerate(got)):
-                    status, detail = "KNOWN", f"{detail}; equals the driver rule {rule}"
-                    known += 1
-                    break
-        if save_all or not ok:
-            kept[m["case"]] = got[-1] if m["kind"] == "load" else got[0]
-        return status, f" ({_describe(m)}): {detail}"
-
-    lines, failures = run_cases(folder, check)
+    with open_device("vulkan") as dev:
+        info = dev.ctx.device_info()
+        lines.append(f"device: {info['name']}, driver {info['driver_version']}, "
+                     f"Vulkan {info['api_version']}")
+        for c in cases(value("--cases", 60), value("--seed", 2026), "--probes" in argv):
+            got = [b.copy() for b in c.inputs]
+            try:
+                r = run_kernel(api.parse(c.text, c.name), c.kernel, got, c.grid, dev,
+                               pipeline=c.pipeline)
+                verdicts = [compare(str(i), "", g, e, u)
+                            for i, (g, e, u) in enumerate(zip(got, c.expected, c.ulp))]
+                ok, status = all(v.ok for v in verdicts), "PASS"
+                detail = "; ".join(v.line().split(": ", 1)[1] for v in verdicts)
+            except Exception as e:  # noqa: BLE001 - report it and go on with the other cases
+                ok, detail, r = False, f"{type(e).__name__}: {e}", None
+            if not ok:
+                status = "FAIL"
+                for rule, bufs in c.alts.items():  # a documented driver deviation?
+                    if r is not None and all(np.array_equal(g.view(np.uint8), b.view(np.uint8))
+                                             for g, b in zip(got, bufs)):
+                        status, detail = "KNOWN", f"{detail}; equals the driver rule {rule}"
+                        known += 1
+                        break
+                failures += 1
+            if save_all or not ok:
+                kept[c.name] = got[-1] if c.info["kind"] == "load" else got[0]
+            lines.append(f"[{status}] {c.name} ({_describe(c.info)}): {detail}")
     lines.append(f"{len(lines) - 1 - failures}/{len(lines) - 1} cases match the interpreter; of the "
                  f"{failures} others, {known} equal a documented driver deviation")
-    status = report(lines, out, "tensor_check.txt", failures)
+    status = report(lines, Path(out) if out else None, "tensor_check.txt", failures)
     if out and kept:  # --save-all: every case's result buffer, else the failing ones
-        np.savez(os.path.join(out, "tensor_check_outputs.npz" if save_all else
+        np.savez(Path(out) / ("tensor_check_outputs.npz" if save_all else
                               "tensor_check_failures.npz"), **kept)
     return status
 
 
 if __name__ == "__main__":
-    cli(__doc__, build, run,
-        build_args=lambda p: p.add_argument("--cases", type=int, default=60),
-        run_args=lambda p: p.add_argument("--save-all", action="store_true",
-                                          help="save every case's GPU result buffer (tensor_check_outputs.npz)"))
+    sys.exit(run(sys.argv[1:]))
