@@ -17,16 +17,16 @@
 // DENSE-NEXT: coop.async_wait_group 0
 // DENSE-NEXT: %out = coop.f_convert %acc
 
-// values, metadata (ui8) and B are all staged: 5 buffers of 3 slots
-// SPARSE:      %A_stages = coop.alloc_workgroup : memref<6144xf16, #coop.storage_class<Workgroup>>
-// SPARSE-NEXT: %A_stages_1 = coop.alloc_workgroup : memref<6144xf16, #coop.storage_class<Workgroup>>
-// SPARSE-NEXT: %E_stages = coop.alloc_workgroup : memref<3072xui8, #coop.storage_class<Workgroup>>
-// SPARSE-NEXT: %E_stages_1 = coop.alloc_workgroup : memref<3072xui8, #coop.storage_class<Workgroup>>
+// values, metadata (ui8) and B are all staged: 3 buffers of 3 slots
+// SPARSE:      %A_stages = coop.alloc_workgroup : memref<12288xf16, #coop.storage_class<Workgroup>>
+// SPARSE-NEXT: %E_stages = coop.alloc_workgroup : memref<6144xui8, #coop.storage_class<Workgroup>>
 // SPARSE-NEXT: %Bt_stages = coop.alloc_workgroup : memref<49152xf16, #coop.storage_class<Workgroup>>
-// SPARSE:      coop.async_copy %E[%{{.*}}], %lde -> %E_stages[%{{.*}}], %{{.*}}, rows 64, cols 16 : memref<8192x2048xui8> -> memref<3072xui8, #coop.storage_class<Workgroup>>
+// SPARSE:      coop.async_copy %A[%{{.*}}], %lda -> %A_stages[%{{.*}}], %{{.*}}, rows 128, cols 32 : memref<8192x4096xf16> -> memref<12288xf16, #coop.storage_class<Workgroup>>
+// SPARSE:      coop.async_copy %E[%{{.*}}], %lde -> %E_stages[%{{.*}}], %{{.*}}, rows 128, cols 16 : memref<8192x2048xui8> -> memref<6144xui8, #coop.storage_class<Workgroup>>
+// SPARSE:      coop.async_copy %Bt[%{{.*}}], %K -> %Bt_stages[%{{.*}}], %{{.*}}, rows 256, cols 64 : memref<8192x8192xf16> -> memref<49152xf16, #coop.storage_class<Workgroup>>
 // SPARSE:      scf.for %i = %c0 to %nk step %c1
 // SPARSE-NEXT:   coop.async_wait_group 1
-// SPARSE:        %ve0 = coop.load %E_stages[%{{.*}}], %{{.*}}, RowMajor : memref<3072xui8, #coop.storage_class<Workgroup>> -> !coop.matrix<64x16xui8, Workgroup, MatrixA>
-// SPARSE:        %r0 = sparse_mma.mma_sp %va0, %ve0, %vb, %c0acc
+// SPARSE:        %ve = coop.load %E_stages[%{{.*}}], %{{.*}}, RowMajor : memref<6144xui8, #coop.storage_class<Workgroup>> -> !coop.matrix<128x16xui8, Workgroup, MatrixA>
+// SPARSE:        %r = sparse_mma.mma_sp %va, %ve, %vb, %c
 // SPARSE:      } {coop.pipeline_stages = 3 : i64}
 // SPARSE-NEXT: coop.async_wait_group 0
