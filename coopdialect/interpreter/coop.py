@@ -233,7 +233,7 @@ class CoopFunctions(InterpreterFunctions):
         rt = op.result.type
         assert isinstance(rt, coop.MatrixType)
         rdt = numpy_dtype(rt.element_type)
-        k = a.shape[1]
+        k = a.shape[-1]  # K (a may carry a leading member axis: interpreter.lockstep)
         if is_float_dtype(rdt):
             fa = a.astype(np.float64) if is_float_dtype(a.dtype) else exact_ints(
                 a, op.is_signed("A")).astype(np.float64)
