@@ -60,6 +60,7 @@ from coopdialect.interpreter.common import (
     set_subgroup_context,
     uniform,
 )
+from coopdialect.interpreter.races import has_repeats
 
 MAX_MEMBERS = 8192  # subgroups interpreted together (whole workgroups)
 
@@ -124,6 +125,16 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.generic) and isinstance(b, np.generic):
         return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     return type(a) is type(b) and isinstance(a, int | bool) and a == b
+
+
+def _key(x: Any) -> Any:
+    """A hashable stand-in for a member's value: equal for equal ints/bools/numpy scalars, the
+    object's identity otherwise."""
+    if isinstance(x, bool | int):
+        return (type(x), x)
+    if isinstance(x, np.generic):
+        return (x.dtype.str, x.tobytes())
+    return id(x)
 
 
 def _workgroup_scope(op: Operation) -> bool:
@@ -231,24 +242,25 @@ class LockstepRunner:
         args = [self.env[o] for o in op.operands]
         plan = self.plan(op)
         varying = [i for i, a in enumerate(args) if isinstance(a, Varying)]
+        vargs = [args[i] for i in varying]
         if plan == "collective":
             self.check_whole_workgroups(op, act, "the workgroup-collective op")
-        if plan != "member" and not varying:
+            groups = self.workgroup_groups(op, act, vargs)
+        elif plan != "member" and not varying:
             return self.call(op, act, args)
-        if plan != "member" and len(act) == self.count and self.count > 1:
-            fast = _FAST.get(type(op))
-            if fast is not None:
+        else:
+            fast = _FAST.get(type(op)) if plan != "member" and self.count > 1 and \
+                len(act) == self.count else None
+            if fast is not None and plan == "uniform":
                 results = fast(self, op, args)
                 if results is not None:
                     return results
-        if plan in ("workgroup", "collective"):
-            groups = self.workgroup_groups(act, [args[i] for i in varying])
-            if plan == "collective" and any(len(g) == 1 for g in groups) and self.nsub > 1:
-                raise self.error(fail(op, "the operands of a workgroup-collective op differ "
-                                          "between the subgroups of the workgroup"),
-                                 self.members[act[0]])
-        else:
-            groups = [[m] for m in act]
+                fast = None
+            groups = [[m] for m in act] if plan == "member" else self.key_groups(act, vargs)
+            if fast is not None and len(groups) == len(act):
+                results = fast(self, op, args)  # a Workgroup-scope op that no member shares
+                if results is not None:
+                    return results
         return self.merge(op, groups, [self.call(op, g, self.member_args(args, g[0]))
                                        for g in groups])
 
@@ -256,21 +268,32 @@ class LockstepRunner:
     def member_args(args: Sequence[Any], m: int) -> list[Any]:
         return [a.item(m) if isinstance(a, Varying) else a for a in args]
 
-    def workgroup_groups(self, act: list[int], varying: list[Varying]) -> list[list[int]]:
-        """The members of each workgroup, as one group where all `varying` values agree between
-        them, else one group per member."""
+    def key_groups(self, act: list[int], varying: list[Varying]) -> list[list[int]]:
+        """The members of `act` grouped by their values of `varying` (equal ints, bools and
+        numpy scalars; the same object for anything else), in order of first member."""
+        groups: dict[tuple, list[int]] = {}
+        for m in act:
+            groups.setdefault(tuple(_key(v.item(m)) for v in varying), []).append(m)
+        return list(groups.values())
+
+    def workgroup_groups(self, op: Operation, act: list[int],
+                         varying: list[Varying]) -> list[list[int]]:
+        """The members of each workgroup, for a workgroup-collective op (whose operands must
+        agree between the subgroups of a workgroup)."""
         groups: list[list[int]] = []
+        members = self.members
         i = 0
         while i < len(act):
-            w = self.members[act[i]].workgroup
+            w = members[act[i]].workgroup
             j = i
-            while j < len(act) and self.members[act[j]].workgroup is w:
+            while j < len(act) and members[act[j]].workgroup is w:
                 j += 1
             g = act[i:j]
-            if all(_same(v.item(g[0]), v.item(m)) for v in varying for m in g[1:]):
-                groups.append(g)
-            else:
-                groups.extend([m] for m in g)
+            if not all(_same(v.item(g[0]), v.item(m)) for v in varying for m in g[1:]):
+                raise self.error(fail(op, "the operands of a workgroup-collective op differ "
+                                          "between the subgroups of the workgroup"),
+                                 members[g[0]])
+            groups.append(g)
             i = j
         return groups
 
@@ -560,11 +583,11 @@ def _fast_store(runner: LockstepRunner, op: coop.StoreOp, args: list[Any]) -> tu
     if vals.dtype != flat.dtype:
         return None
     idx = np.broadcast_to(idx, shape)
+    if has_repeats(idx, flat.size):
+        return None  # which member's value lands is the replay's business
     races = runner.members[0].workgroup.races
     if races is not None and not races.try_access_members(buf, idx, runner.members, write=True):
         return None
-    if np.unique(idx).size != idx.size:
-        return None  # untracked memory: which member's value lands is the replay's order
     flat[idx] = vals
     return ()
 

@@ -236,8 +236,7 @@ class RaceTracker:
             return True
         me = np.array([self.code(c, False) for c in members], np.int64)[:, None]
         flat = idx.reshape(len(members), -1) + value.data_ptr.raw.offset // buf.itemsize
-        repeats = write or buf.track_reads
-        if repeats and np.unique(flat).size != flat.size:
+        if (write or buf.track_reads) and has_repeats(flat, buf.count):
             return False
         if buf.owner is not None and _conflicts(buf.owner[flat], me, False).any():
             return False
@@ -269,6 +268,13 @@ class RaceTracker:
                      f"{self.describe(other, ctx)} {did} ({order})")
         e.member = ctx  # the error's "(workgroup ..., subgroup ...)" names this accessor
         return e
+
+
+def has_repeats(flat: np.ndarray, count: int) -> bool:
+    """Whether an element index in `flat` (all in [0, count)) occurs more than once."""
+    mark = np.zeros(count, np.bool_)
+    mark[flat.reshape(-1)] = True
+    return int(np.count_nonzero(mark)) != flat.size
 
 
 def access(interpreter: Interpreter, op: Operation, value: Any, idx: Any, *, write: bool,
