@@ -174,7 +174,7 @@ class LockstepRunner:
         """Run `block` for the members `act`; the terminator's operand values."""
         env = self.env
         for op in block.ops:
-            if isinstance(op, scf.YieldOp | func.ReturnOp):
+            if isinstance(op, scf.YieldOp | scf.ConditionOp | func.ReturnOp):
                 return [env[o] for o in op.operands]
             special = _SPECIAL.get(type(op))
             if special is not None:
