@@ -321,3 +321,25 @@ def test_workgroup_collective_ops_need_the_whole_workgroup(monkeypatch):
     with pytest.raises(InterpreterError, match=r"'coop.length' op the barrier was abandoned: the "
                                                r"workgroup-collective op is reached by only some"):
         run_kernel(parse(bad), "k", [np.zeros(1, np.int32)], (1, 1, 1))
+
+
+def test_index_switch_whose_case_differs_between_subgroups():
+    text = kernel("%out: memref<4xi32>", """
+  %c7 = arith.constant 7 : i32
+  %c9 = arith.constant 9 : i32
+  %c1 = arith.constant 1 : i32
+  %sg = gpu.subgroup_id : index
+  %r = scf.index_switch %sg -> i32
+  case 0 {
+    scf.yield %c7 : i32
+  }
+  case 2 {
+    scf.yield %c9 : i32
+  }
+  default {
+    scf.yield %c1 : i32
+  }
+  memref.store %r, %out[%sg] : memref<4xi32>""", wg=128)
+    out = np.zeros(4, np.int32)
+    run_kernel(parse(text), "k", [out], (1, 1, 1))
+    assert out.tolist() == [7, 1, 9, 1]

@@ -225,6 +225,9 @@ class LockstepRunner:
         "workgroup" (a Workgroup-scope matrix op) or "uniform"."""
         p = self._plans.get(op)
         if p is None:
+            if op.regions:  # the runner holds the values its regions would read
+                raise self.error(fail(op, f"{op.name} (an op with regions) is not supported by "
+                                          "the interpreter"), self.members[0])
             if isinstance(op, _IDENTITY) or (self.partial and isinstance(op, _LANE_MASKED)) or (
                     isinstance(op, coop.ExtractOp | coop.InsertOp) and _workgroup_scope(op)):
                 p = "member"
@@ -252,13 +255,14 @@ class LockstepRunner:
             fast = _FAST.get(type(op)) if plan != "member" and self.count > 1 and \
                 len(act) == self.count else None
             if fast is not None and plan == "uniform":
-                results = fast(self, op, args)
+                results = _try_fast(fast, self, op, args)
                 if results is not None:
                     return results
                 fast = None
             groups = [[m] for m in act] if plan == "member" else self.key_groups(act, vargs)
             if fast is not None and len(groups) == len(act):
-                results = fast(self, op, args)  # a Workgroup-scope op that no member shares
+                # a Workgroup-scope op that no two members share
+                results = _try_fast(fast, self, op, args)
                 if results is not None:
                     return results
         return self.merge(op, groups, [self.call(op, g, self.member_args(args, g[0]))
@@ -302,7 +306,8 @@ class LockstepRunner:
         out = []
         for k in range(len(op.results)):
             first = results[0][k]
-            if all(r[k] is first for r in results) and not isinstance(first, Varying):
+            if len(results) == 1 or (all(r[k] is first for r in results) and
+                                     not isinstance(first, Varying)):
                 out.append(first)
                 continue
             items: list[Any] = [None] * self.count
@@ -399,6 +404,16 @@ class LockstepRunner:
                 loop = self.run_block(after, act)
         return self.merge(op, done_groups, done_results)
 
+    def run_index_switch(self, op: scf.IndexSwitchOp, act: list[int]) -> tuple:
+        values = self.per_member(op, self.env[op.arg], act, "the scf.index_switch operand")
+        cases = [int(c) for c in op.cases.get_values()]
+        parts = self.split(act, [cases.index(v) if v in cases else -1 for v in values])
+        results = []
+        for c, g in parts:
+            region = op.case_regions[c] if c >= 0 else op.default_region
+            results.append(tuple(self.run_block(region.block, g)))
+        return self.merge(op, [g for _, g in parts], results)
+
     def run_barrier(self, op: Operation, act: list[int]) -> tuple:
         self.check_whole_workgroups(op, act, "the gpu.barrier")
         for m in act:
@@ -410,6 +425,7 @@ _SPECIAL: dict[type, Callable[[LockstepRunner, Any, list[int]], tuple]] = {
     scf.IfOp: LockstepRunner.run_if,
     scf.ForOp: LockstepRunner.run_for,
     scf.WhileOp: LockstepRunner.run_while,
+    scf.IndexSwitchOp: LockstepRunner.run_index_switch,
     xgpu.BarrierOp: LockstepRunner.run_barrier,
 }
 
@@ -418,6 +434,15 @@ _SPECIAL: dict[type, Callable[[LockstepRunner, Any, list[int]], tuple]] = {
 # Fast paths: one numpy call over the member axis (all members present). Each returns the
 # op's results, or None to have the op replayed member by member (nothing changed yet).
 # --------------------------------------------------------------------------------------------
+
+
+def _try_fast(fast, runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:
+    """A fast path's results, or None where it declines or cannot stack the members' values
+    (say, a value that is a lane vector in some members and a scalar in others)."""
+    try:
+        return fast(runner, op, args)
+    except (ValueError, TypeError):
+        return None
 
 
 def _run_stacked(runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:
