@@ -6,9 +6,9 @@ Runs issue 10's five-line kernel (a Workgroup-scope load, a barrier, a Workgroup
 128 invocations = 4 subgroups) `--kernel-runs` times and every example kernel of examples/
 `--example-runs` times (random small-integer inputs, fixed per example), and counts per kernel:
 runs that raised (every one is a false race or another spurious error: these kernels are
-race-free and their inputs valid) and runs whose output bytes differ from the first run's. Prints one line per kernel
-and a total; exits 1 if any count is non-zero. `soak(...)` is the same as a function (the test
-suite calls it with small counts).
+race-free and their inputs valid) and runs whose output bytes differ from the first run's.
+Prints one line per kernel and a total; exits 1 if any count is non-zero. `soak(...)` is the
+same as a function (the test suite calls it with small counts).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ kernel body ONCE for all of them, op by op, without threads:
 * **Ops.** The members that execute an op with identical operands execute it once, as one
   group: an op whose operands are all uniform runs once for all of them; a Workgroup-scope
   matrix op whose operands agree within each workgroup runs once per workgroup. Hot ops whose
-  operands differ run once over the member axis (`_FAST`: arith, the element-wise and mul_add
-  matrix ops, Subgroup-scope coop.load/coop.store); any other op runs once per member, with the
-  unchanged impl of its dialect. An op that reads its member's identity (`gpu.subgroup_id`,
+  operands differ run once over the member axis (`lockstep_fast`: arith, the element-wise and
+  mul_add matrix ops, Subgroup-scope coop.load/coop.store); any other op runs once per member,
+  with the unchanged impl of its dialect. An op that reads its member's identity (`gpu.subgroup_id`,
   `gpu.block_id`, `gpu.thread_id`, `gpu.global_id`, allocations, Workgroup-scope
   extract/insert, lane-masked memref accesses in a partial last subgroup) runs once per member.
   A fast path that meets anything unusual (an error, a race, repeated elements) gives up before
@@ -43,12 +43,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects import gpu as xgpu
-from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Block, Operation, SSAValue
 
 from coopdialect.dialects import coop
@@ -60,81 +57,15 @@ from coopdialect.interpreter.common import (
     set_subgroup_context,
     uniform,
 )
-from coopdialect.interpreter.races import has_repeats
+from coopdialect.interpreter.lockstep_fast import FAST as _FAST
+from coopdialect.interpreter.lockstep_fast import try_fast
+from coopdialect.interpreter.lockstep_values import Varying, kind_of, same_bits, value_key
 
 MAX_MEMBERS = 8192  # subgroups interpreted together (whole workgroups)
 
 # Ops that run once per workgroup at a point all its subgroups reach together (module docstring).
 # Other impl modules add their op classes here.
 WORKGROUP_COLLECTIVE: set[type[Operation]] = set()
-
-
-class Varying:
-    """A value that differs between the members: `item(m)` is member m's value.
-
-    `kind` says how a stack row becomes an item: "int" (Python int), "bool", "scalar" (a numpy
-    scalar), "array" (a row view), "object" (lists only: memrefs, layouts, ...)."""
-
-    __slots__ = ("items", "stack", "kind")
-
-    def __init__(self, items: list | None = None, stack: np.ndarray | None = None,
-                 kind: str = "array") -> None:
-        self.items = items
-        self.stack = stack
-        self.kind = kind
-
-    def item(self, m: int) -> Any:
-        if self.items is None:
-            s = self.stack
-            assert s is not None
-            self.items = s.tolist() if self.kind in ("int", "bool") else list(s)
-        return self.items[m]
-
-    def stacked(self) -> np.ndarray:
-        """The values of all members along a leading axis (every member must have one)."""
-        if self.stack is None:
-            assert self.items is not None
-            if self.kind == "int":
-                self.stack = np.array(self.items, np.int64)
-            elif self.kind == "bool":
-                self.stack = np.array(self.items, np.bool_)
-            else:
-                self.stack = np.stack([np.asarray(x) for x in self.items])
-        return self.stack
-
-
-def _kind(x: Any) -> str:
-    if isinstance(x, bool | np.bool_):
-        return "bool"
-    if isinstance(x, int):
-        return "int"
-    if isinstance(x, np.ndarray):
-        return "array"
-    if isinstance(x, np.generic | float):
-        return "scalar"
-    return "object"
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Whether two members' values are identical (bit for bit)."""
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        a, b = np.asarray(a), np.asarray(b)
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    if isinstance(a, np.generic) and isinstance(b, np.generic):
-        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
-    return type(a) is type(b) and isinstance(a, int | bool) and a == b
-
-
-def _key(x: Any) -> Any:
-    """A hashable stand-in for a member's value: equal for equal ints/bools/numpy scalars, the
-    object's identity otherwise."""
-    if isinstance(x, bool | int):
-        return (type(x), x)
-    if isinstance(x, np.generic):
-        return (x.dtype.str, x.tobytes())
-    return id(x)
 
 
 def _workgroup_scope(op: Operation) -> bool:
@@ -255,14 +186,14 @@ class LockstepRunner:
             fast = _FAST.get(type(op)) if plan != "member" and self.count > 1 and \
                 len(act) == self.count else None
             if fast is not None and plan == "uniform":
-                results = _try_fast(fast, self, op, args)
+                results = try_fast(fast, self, op, args)
                 if results is not None:
                     return results
                 fast = None
             groups = [[m] for m in act] if plan == "member" else self.key_groups(act, vargs)
             if fast is not None and len(groups) == len(act):
                 # a Workgroup-scope op that no two members share
-                results = _try_fast(fast, self, op, args)
+                results = try_fast(fast, self, op, args)
                 if results is not None:
                     return results
         return self.merge(op, groups, [self.call(op, g, self.member_args(args, g[0]))
@@ -277,7 +208,7 @@ class LockstepRunner:
         numpy scalars; the same object for anything else), in order of first member."""
         groups: dict[tuple, list[int]] = {}
         for m in act:
-            groups.setdefault(tuple(_key(v.item(m)) for v in varying), []).append(m)
+            groups.setdefault(tuple(value_key(v.item(m)) for v in varying), []).append(m)
         return list(groups.values())
 
     def workgroup_groups(self, op: Operation, act: list[int],
@@ -293,7 +224,7 @@ class LockstepRunner:
             while j < len(act) and members[act[j]].workgroup is w:
                 j += 1
             g = act[i:j]
-            if not all(_same(v.item(g[0]), v.item(m)) for v in varying for m in g[1:]):
+            if not all(same_bits(v.item(g[0]), v.item(m)) for v in varying for m in g[1:]):
                 raise self.error(fail(op, "the operands of a workgroup-collective op differ "
                                           "between the subgroups of the workgroup"),
                                  members[g[0]])
@@ -315,7 +246,7 @@ class LockstepRunner:
                 v = r[k]
                 for m in g:
                     items[m] = v.item(m) if isinstance(v, Varying) else v
-            out.append(Varying(items=items, kind=_kind(items[groups[0][0]])))
+            out.append(Varying(items=items, kind=kind_of(items[groups[0][0]])))
         return tuple(out)
 
     def check_whole_workgroups(self, op: Operation, act: list[int], what: str) -> None:
@@ -428,209 +359,3 @@ _SPECIAL: dict[type, Callable[[LockstepRunner, Any, list[int]], tuple]] = {
     scf.IndexSwitchOp: LockstepRunner.run_index_switch,
     xgpu.BarrierOp: LockstepRunner.run_barrier,
 }
-
-
-# --------------------------------------------------------------------------------------------
-# Fast paths: one numpy call over the member axis (all members present). Each returns the
-# op's results, or None to have the op replayed member by member (nothing changed yet).
-# --------------------------------------------------------------------------------------------
-
-
-def _try_fast(fast, runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:
-    """A fast path's results, or None where it declines or cannot stack the members' values
-    (say, a value that is a lane vector in some members and a scalar in others)."""
-    try:
-        return fast(runner, op, args)
-    except (ValueError, TypeError):
-        return None
-
-
-def _run_stacked(runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:
-    """Run the impl once on stacked operands; None if it raises (the replay reports it)."""
-    set_subgroup_context(runner.interpreter, runner.members[0])
-    try:
-        return tuple(runner.interpreter.run_op(op, tuple(args)))
-    except Exception:  # noqa: BLE001 - replayed member by member for the exact error
-        return None
-
-
-def _fast_arith(runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:
-    """arith ops are element-wise on scalars and lane vectors: run them on the members'
-    values laid end to end (lane vectors of subgroup_size lanes each)."""
-    n = runner.count
-    lanes = runner.members[0].subgroup_size
-    has_lanes = False
-    for a in args:
-        if isinstance(a, Varying):
-            if a.kind == "array":
-                if a.stacked().ndim != 2:
-                    return None
-                has_lanes = True
-            elif a.kind == "object":
-                return None
-        elif isinstance(a, np.ndarray):
-            if a.ndim != 1:
-                return None
-            has_lanes = True
-        elif not isinstance(a, int | float | bool | np.generic):
-            return None
-    flat = []
-    for a in args:
-        if isinstance(a, Varying):
-            s = a.stacked()
-            flat.append(s.reshape(-1) if s.ndim == 2 else
-                        (np.repeat(s, lanes) if has_lanes else s))
-        elif isinstance(a, np.ndarray):
-            flat.append(np.tile(a, n))
-        else:
-            flat.append(a)
-    out = _run_stacked(runner, op, flat)
-    if out is None:
-        return None
-    results = []
-    for r, res in zip(out, op.results):
-        want = n * lanes if has_lanes else n
-        if not isinstance(r, np.ndarray) or r.shape != (want,):
-            return None
-        if has_lanes:
-            results.append(Varying(stack=r.reshape(n, lanes), kind="array"))
-        else:
-            t = res.type
-            kind = ("bool" if isinstance(t, IntegerType) and t.width.data == 1 else
-                    "int" if isinstance(t, IntegerType | IndexType) else "scalar")
-            results.append(Varying(stack=r, kind=kind))
-    return tuple(results)
-
-
-def _fast_matrix(runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:
-    """Element-wise and mul_add matrix ops are numpy expressions that broadcast over a
-    leading member axis (matmul multiplies each member's matrices, as the 2-D call does)."""
-    stacked = []
-    for a in args:
-        if isinstance(a, Varying):
-            if a.kind != "array":
-                return None
-            s = a.stacked()
-            if s.ndim != 3:
-                return None
-            stacked.append(s)
-        elif isinstance(a, np.ndarray) and a.ndim == 2:
-            stacked.append(a)
-        else:
-            return None
-    out = _run_stacked(runner, op, stacked)
-    if out is None:
-        return None
-    results = []
-    for r, res in zip(out, op.results):
-        t = res.type
-        assert isinstance(t, coop.MatrixType)
-        if not isinstance(r, np.ndarray) or r.shape != (runner.count, t.rows, t.columns):
-            return None
-        results.append(Varying(stack=r, kind="array"))
-    return tuple(results)
-
-
-def _tile_indices(op: Operation, args: list[Any], m: coop.MatrixType, offset: Any,
-                  stride: Any, size: int, store: bool) -> np.ndarray | None:
-    """Element indices (members, R, C) of a Subgroup-scope RowMajor/ColumnMajor tile, or None
-    when anything would raise (the replay reports it)."""
-    if op.layout.data not in (coop.Layout.RowMajor, coop.Layout.ColumnMajor):
-        return None
-    if isinstance(stride, Varying) or not isinstance(stride, int) or stride < (1 if store else 0):
-        return None
-    if isinstance(offset, Varying):
-        if offset.kind != "int":
-            return None
-        offs = offset.stacked()
-    elif isinstance(offset, int):
-        offs = np.array([offset], np.int64)
-    else:
-        return None
-    r = np.arange(m.rows, dtype=np.int64)[:, None]
-    c = np.arange(m.columns, dtype=np.int64)[None, :]
-    rel = r * stride + c if op.layout.data == coop.Layout.RowMajor else c * stride + r
-    lo, hi = int(offs.min()), int(offs.max())
-    if lo + int(rel.min()) < 0 or hi + int(rel.max()) >= size:
-        return None
-    return offs[:, None, None] + rel
-
-
-def _subgroup_scope(runner: LockstepRunner, m: Any) -> bool:
-    return isinstance(m, coop.MatrixType) and (m.scope_value == coop.Scope.Subgroup or
-                                               runner.nsub == 1)
-
-
-def _fast_load(runner: LockstepRunner, op: coop.LoadOp, args: list[Any]) -> tuple | None:
-    """coop.load of a Subgroup-scope tile from per-member offsets: one gather."""
-    buf, offset, stride = args
-    m = op.result.type
-    if not isinstance(buf, ShapedArray) or not _subgroup_scope(runner, m):
-        return None
-    assert isinstance(op.pointer.type, MemRefType)
-    from coopdialect.interpreter.coop import memref_view
-
-    flat = memref_view(op, buf, op.pointer.type)
-    idx = _tile_indices(op, args, m, offset, stride, flat.size, False)
-    if idx is None:
-        return None
-    races = runner.members[0].workgroup.races
-    idx = np.broadcast_to(idx, (runner.count, m.rows, m.columns))
-    if races is not None and not races.try_access_members(buf, idx, runner.members,
-                                                          write=False):
-        return None
-    return (Varying(stack=flat[idx], kind="array"),)
-
-
-def _fast_store(runner: LockstepRunner, op: coop.StoreOp, args: list[Any]) -> tuple | None:
-    """coop.store of Subgroup-scope tiles to per-member offsets: one scatter (no element is
-    written twice, else the replay decides)."""
-    value, buf, offset, stride = args
-    m = op.object.type
-    if not isinstance(buf, ShapedArray) or not _subgroup_scope(runner, m):
-        return None
-    assert isinstance(op.pointer.type, MemRefType)
-    from coopdialect.interpreter.coop import memref_view
-
-    flat = memref_view(op, buf, op.pointer.type)
-    idx = _tile_indices(op, args, m, offset, stride, flat.size, True)
-    if idx is None:
-        return None
-    shape = (runner.count, m.rows, m.columns)
-    if isinstance(value, Varying):
-        if value.kind != "array" or value.stacked().shape != shape:
-            return None
-        vals = value.stacked()
-    elif isinstance(value, np.ndarray) and value.shape == shape[1:]:
-        vals = np.broadcast_to(value, shape)
-    else:
-        return None
-    if vals.dtype != flat.dtype:
-        return None
-    idx = np.broadcast_to(idx, shape)
-    if has_repeats(idx, flat.size):
-        return None  # which member's value lands is the replay's business
-    races = runner.members[0].workgroup.races
-    if races is not None and not races.try_access_members(buf, idx, runner.members, write=True):
-        return None
-    flat[idx] = vals
-    return ()
-
-
-_FAST: dict[type, Callable[[LockstepRunner, Any, list[Any]], tuple | None]] = {
-    coop.LoadOp: _fast_load,
-    coop.StoreOp: _fast_store,
-}
-for _t in (coop.MulAddOp, coop.SNegateOp, coop.FNegateOp, coop.IAddOp, coop.ISubOp, coop.IMulOp,
-           coop.FAddOp, coop.FSubOp, coop.FMulOp, coop.FDivOp, coop.SDivOp, coop.UDivOp,
-           coop.ConvertFToSOp, coop.ConvertFToUOp, coop.ConvertSToFOp, coop.ConvertUToFOp,
-           coop.UConvertOp, coop.SConvertOp, coop.FConvertOp, coop.BitcastOp):
-    _FAST[_t] = _fast_matrix
-for _t in (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
-           arith.MinSIOp, arith.MaxSIOp, arith.MinUIOp, arith.MaxUIOp, arith.DivSIOp,
-           arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.ShLIOp, arith.ShRSIOp,
-           arith.ShRUIOp, arith.CmpiOp, arith.SelectOp, arith.IndexCastOp, arith.ExtSIOp,
-           arith.ExtUIOp, arith.TruncIOp, arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp,
-           arith.MinimumfOp, arith.MaximumfOp, arith.NegfOp, arith.CmpfOp, arith.ExtFOp,
-           arith.TruncFOp, arith.SIToFPOp, arith.UIToFPOp, arith.FPToSIOp, arith.FPToUIOp):
-    _FAST[_t] = _fast_arith

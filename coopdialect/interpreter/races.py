@@ -157,8 +157,10 @@ class RaceTracker:
             return "subgroups of several workgroups"
         wg, sub = (code >> _WG_SHIFT) - 1, code & _MASK
         if wg == ctx.workgroup_number:
-            return ("an unknown subgroup of this workgroup (a Workgroup-scope matrix access, or "
-                    "several subgroups)" if sub == self.nsub else f"subgroup {sub} of this workgroup")
+            if sub == self.nsub:
+                return ("an unknown subgroup of this workgroup (a Workgroup-scope matrix access, "
+                        "or several subgroups)")
+            return f"subgroup {sub} of this workgroup"
         who = "an unknown subgroup" if sub == self.nsub else f"subgroup {sub}"
         return f"{who} of workgroup {self.blocks[wg]}"
 
