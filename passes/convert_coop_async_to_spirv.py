@@ -18,7 +18,7 @@ measured by tools/gpu/vk_gemm_sweep.py, docs/performance.md):
   semantics ask (a destination is written "at some moment before the wait that retires it").
 * `coop.async_commit_group` -> nothing (groups are complete at issue).
 * `coop.async_wait_group N` -> OpControlBarrier(Workgroup, Workgroup,
-  AcquireRelease|WorkgroupMemory) for any N.
+  AcquireRelease|WorkgroupMemory) for any N; `gpu.barrier` -> the same instruction.
 * `coop.load` / `coop.store` of a Workgroup buffer -> OpCooperativeMatrixLoadKHR/StoreKHR on
   the Workgroup array (vector buffers: offset and stride in vectors, which the spec allows:
   "Stride is in elements of the pointee type (which can be different than the matrix component
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from math import gcd
 
 from xdsl.dialects import arith, scf
+from xdsl.dialects import gpu as xgpu
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType, i32
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
@@ -369,6 +370,7 @@ def lower_wait(low, op: coop_async.AsyncWaitGroupOp) -> None:
 
 
 def register(rules: dict) -> None:
+    rules[xgpu.BarrierOp] = lower_wait  # the same workgroup barrier
     rules[coop_async.AllocWorkgroupOp] = lower_alloc
     rules[coop_async.AsyncCopyOp] = lower_async_copy
     rules[coop_async.AsyncCommitGroupOp] = lower_commit
