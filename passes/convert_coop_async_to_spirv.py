@@ -251,6 +251,14 @@ def _div(low, a: SSAValue, k: int) -> SSAValue:
     return a if k == 1 else low.emit(sp.UDivOp(a, low.const(k, i32), i32)).results[0]
 
 
+def _pieces(low, op: Operation, v: SSAValue, per_piece: int) -> SSAValue:
+    """`v / per_piece` (v provably divisible), folded when `v` is a constant."""
+    k = coop.constant_int(v)
+    if k is not None:
+        return low.const(k // per_piece, i32)
+    return _div(low, low.get(op, v), per_piece)
+
+
 def _physical(low, buf: WorkgroupBuffer, op: Operation, offset: SSAValue) -> SSAValue:
     """The physical element index of logical element `offset` (padding applied)."""
     value = low.get(op, offset)
@@ -279,7 +287,7 @@ def matrix_pointer(low, op: coop.LoadOp | coop.StoreOp) -> tuple[SSAValue, SSAVa
     if buf.pitch is not None:
         stride = low.const((buf.pitch + buf.pad) // buf.per_piece, i32)
     else:
-        stride = _div(low, low.get(op, op.stride), buf.per_piece)
+        stride = _pieces(low, op, op.stride, buf.per_piece)
     return _element_pointer(low, buf, index), stride
 
 
@@ -328,8 +336,8 @@ def lower_async_copy(low, op: coop_async.AsyncCopyOp) -> None:
         src_sym, src_ptr = low.buffers[op.source]
         src_elem_ptr = sp.PointerType(buf.element, "StorageBuffer")
     tid = low.builtin("LocalInvocationIndex", 1)
-    soff = _div(low, low.get(op, op.source_offset), v)
-    sstride = _div(low, low.get(op, op.source_stride), v)
+    soff = _pieces(low, op, op.source_offset, v)
+    sstride = _pieces(low, op, op.source_stride, v)
     dbase = _physical(low, buf, op, op.destination_offset)
     dstride = (low.const(buf.pitch + buf.pad, i32) if buf.pitch is not None
                else low.get(op, op.destination_stride))
