@@ -15,8 +15,9 @@ output. `run` (numpy + torch + tools/gpu/vk_runner.py; no xDSL needed there) dis
 module: S = 512 must equal the interpreter's output bit for bit; S = 4096 / 8192 must equal torch
 bit for bit (f16: small-integer data, whose f32 sums are exact, against the f32 product; s8
 against torch._int_mm). Timing: the runner's timestamp benchmark (device-local buffers, 3 warm-up
-+ 10 timed dispatches, median); torch.matmul (f16, cuBLAS) and torch._int_mm (s8) with CUDA
-events (5 warm-up + 20, median) in the same process. FLOP = 2·S³. Writes `vulkan.json` (keys of
++ 10 timed dispatches, median); torch.matmul (f16, cuBLAS) and torch._int_mm (s8; the faster of
+B row-major and B column-major, which cuBLASLt's int8 kernels want) with CUDA events (5 warm-up
++ 20, median) in the same process. FLOP = 2·S³. Writes `vulkan.json` (keys of
 benchmarks/results/ptx.json: name, device, m, n, k, dtype, tflops, baseline, baseline_tflops,
 ratio, exact, command, date) and a text table into --out.
 """
@@ -36,6 +37,18 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIPELINE = ("pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
             "legalize-coop-sizes{target=h200-vulkan flexible=false},convert-coop-to-spirv")
+# Other pipelines over the same example IR, timed at the largest size only (docs/performance.md
+# records them): what each piece of the default buys.
+_LEGAL = "legalize-coop-sizes{target=h200-vulkan flexible=false}"
+VARIANTS = {
+    "copies_direct": ("pipeline-coop-loads{stages=2},distribute-coop-workgroup," + _LEGAL
+                      + ",convert-coop-to-spirv{workgroup_copies=direct}"),
+    "no_padding": ("pipeline-coop-loads{stages=2},distribute-coop-workgroup," + _LEGAL
+                   + ",convert-coop-to-spirv{workgroup_pad=0}"),
+    "workgroup_scope_staged": "pipeline-coop-loads{stages=2},convert-coop-to-spirv",
+    "subgroup_unstaged": "distribute-coop-workgroup," + _LEGAL + ",convert-coop-to-spirv",
+    "workgroup_scope_unstaged": "convert-coop-to-spirv",
+}
 EXAMPLES = {"f16": ("examples/gemm_f16_vk.mlir", "gemm_f16_vk"),
             "s8": ("examples/gemm_s8_vk.mlir", "gemm_s8_vk")}
 TILE = 128
@@ -65,16 +78,19 @@ def build(out: str, sizes: list[int]) -> None:
     for dtype, (path, kernel) in EXAMPLES.items():
         with open(os.path.join(ROOT, path)) as f:
             text = f.read()
-        for s in [EXACT_SIZE, *sizes]:
-            name = f"vk_{dtype}_{s}"
+        runs = [(s, "default", PIPELINE) for s in [EXACT_SIZE, *sizes]]
+        runs += [(max(sizes), v, p) for v, p in VARIANTS.items()] if sizes else []
+        for s, variant, pipeline in runs:
+            name = f"vk_{dtype}_{s}" + ("" if variant == "default" else f"_{variant}")
             src = os.path.join(out, name + ".mlir")
             with open(src, "w") as f:
                 f.write(text.replace("8192", str(s)))
             spv = os.path.join(out, name + ".spv")
-            subprocess.run([exe, src, "-p", PIPELINE, "-t", "spirv", "-o", spv], check=True)
+            subprocess.run([exe, src, "-p", pipeline, "-t", "spirv", "-o", spv], check=True)
             subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv], check=True)
             case = {"name": f"vk_{dtype}", "dtype": dtype, "size": s, "spv": name + ".spv",
-                    "entry": kernel, "grid": [s // TILE, s // TILE, 1]}
+                    "entry": kernel, "grid": [s // TILE, s // TILE, 1], "variant": variant,
+                    "pipeline": pipeline}
             if s == EXACT_SIZE:
                 a, b, c = _inputs(dtype, s)
                 module = api.parse(text.replace("8192", str(s)), src)
@@ -110,23 +126,32 @@ def run(folder: str, out: str) -> None:
     # vk_runner from this checkout, or from the working directory's (the script is also copied
     # into the built folder so that a checkout without it can run that copy)
     sys.path[:0] = [os.path.join(ROOT, "tools", "gpu"), os.path.join(os.getcwd(), "tools", "gpu")]
-    from vk_runner import VulkanContext
+    from vk_runner import VulkanContext, VulkanError
 
     with open(os.path.join(folder, "cases.json")) as f:
         meta = json.load(f)
     os.makedirs(out, exist_ok=True)
-    rows, lines = [], []
+    rows, variants, lines = [], [], []
+    cache: dict = {}
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     with VulkanContext() as ctx:
         device = ctx.device_info()["name"]
         lines.append(f"device: {device}; torch {torch.__version__}; pipeline {meta['pipeline']}")
         for c in meta["cases"]:
             s, dtype = c["size"], c["dtype"]
-            a, b, zero = _inputs(dtype, s)
+            if (dtype, s) not in cache:
+                cache.clear()
+                cache[(dtype, s)] = _inputs(dtype, s)
+            a, b, zero = cache[(dtype, s)]
             with open(os.path.join(folder, c["spv"]), "rb") as f:
                 spv = f.read()
             grid = tuple(c["grid"])
-            got = ctx.run_compute(spv, [a, b, zero], grid, entry=c["entry"], memory="device")[2]
+            try:
+                got = ctx.run_compute(spv, [a, b, zero], grid, entry=c["entry"], memory="device")[2]
+            except VulkanError as e:  # a variant the driver refuses is a finding, not the end
+                lines.append(f"{c['spv']}: {e}")
+                print(lines[-1], flush=True)
+                continue
             if "interpreter" in c:
                 ref = np.load(os.path.join(folder, c["interpreter"]))
                 exact = bool(np.array_equal(got, ref))
@@ -143,7 +168,13 @@ def run(folder: str, out: str) -> None:
             if dtype == "f16":
                 base_name, base_ns = "torch.matmul", _torch_ns(lambda: torch.matmul(ta, tb))
             else:
-                base_name, base_ns = "torch._int_mm", _torch_ns(lambda: torch._int_mm(ta, tb))
+                # cuBLASLt's int8 kernels want B column-major: time both layouts of the same B and
+                # compare with the faster (the row-major call is several times slower)
+                tb_cm = tb.t().contiguous().t()
+                base_name = "torch._int_mm"
+                base_ns = min(_torch_ns(lambda: torch._int_mm(ta, tb)),
+                              _torch_ns(lambda: torch._int_mm(ta, tb_cm)))
+                del tb_cm
             del ta, tb
             torch.cuda.empty_cache()
             flop = 2.0 * s ** 3
@@ -152,13 +183,18 @@ def run(folder: str, out: str) -> None:
                    "dtype": "f16" if dtype == "f16" else "s8",
                    "tflops": round(tf, 1), "baseline": base_name, "baseline_tflops": round(btf, 1),
                    "ratio": round(tf / btf, 3), "exact": exact, "command": COMMAND, "date": date}
-            rows.append(row)
-            lines.append(f"{c['name']} {s}^3: {tf:.1f} TFLOP/s ({ns / 1e6:.3f} ms), {base_name} "
+            if c.get("variant", "default") == "default":
+                rows.append(row)
+            else:
+                variants.append({**row, "variant": c["variant"], "pipeline": c["pipeline"]})
+            lines.append(f"{c['name']}{'' if c.get('variant', 'default') == 'default' else ' [' + c['variant'] + ']'} {s}^3: {tf:.1f} TFLOP/s ({ns / 1e6:.3f} ms), {base_name} "
                          f"{btf:.1f} ({base_ns / 1e6:.3f} ms), ratio {tf / btf:.3f}, "
                          f"{'bit-exact' if exact else 'DIFFERS'} vs {what}")
             print(lines[-1], flush=True)
     with open(os.path.join(out, "vulkan.json"), "w") as f:
         json.dump(rows, f, indent=1)
+    with open(os.path.join(out, "vulkan_variants.json"), "w") as f:
+        json.dump(variants, f, indent=1)
     with open(os.path.join(out, "vulkan.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

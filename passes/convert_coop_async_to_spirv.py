@@ -44,14 +44,17 @@ from math import gcd
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects import gpu as xgpu
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType, i32
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType, i1, i32
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.traits import is_side_effect_free
 
 from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, coop_async
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects.spirv_general import ControlBarrierOp
 from coopdialect.spirv.grammar_tables import ENUMS
+
+STAGES_ATTR = "coop.pipeline_stages"  # set by pipeline-coop-loads on the loops it pipelined
 
 VEC = VectorType(i32, [4])
 """The 16-byte piece a vector copy moves (glslang's uvec4)."""
@@ -159,6 +162,18 @@ class WorkgroupBuffer:
     per_piece: int                    # elements per array element (16 bytes / size, or 1)
     pitch: int | None                 # logical row pitch P of a padded buffer
     pad: int                          # physical padding per row (elements)
+    slot: int | None = None           # aliased slots: element e lives at e mod slot
+    staged: "_Registers | None" = None  # register staging of the copies into this buffer
+
+
+@dataclass
+class _Registers:
+    """Private variables holding a copy between its issue and the wait that lands it: one
+    16-byte (or scalar) value and one destination index per piece, and an `issued` flag."""
+
+    values: list[tuple[str, sp.PointerType]]
+    indices: list[tuple[str, sp.PointerType]]
+    flag: tuple[str, sp.PointerType]
 
 
 def _uses(op: coop_async.AllocWorkgroupOp) -> list[Operation]:
@@ -222,6 +237,12 @@ def lower_alloc(low, op: coop_async.AllocWorkgroupOp) -> None:
         n *= d
     if pitch is not None:
         n = -(-n // pitch) * (pitch + pad)
+    plan = low.staging_plan.get(op.result) if low.staging_plan else None
+    slot = plan[0] if plan else None
+    if slot is not None:  # one physical slot (pipeline-coop-loads' schedule, module docstring)
+        n = slot if pitch is None else slot // pitch * (pitch + pad)
+    elif pitch is not None:
+        n = -(-n // pitch) * (pitch + pad)
     elem = VEC if per_piece > 1 else t.element_type
     count = -(-n // per_piece)
     stride = 16 if per_piece > 1 else coop.bit_width(t.element_type) // 8
@@ -229,8 +250,26 @@ def lower_alloc(low, op: coop_async.AllocWorkgroupOp) -> None:
     sym = f"{low.name}_wg{len(low.workgroup)}"
     low.globals.append(sp.GlobalVariableOp(sym, ptr))
     low.interface.append(sym)
-    low.workgroup[op.result] = WorkgroupBuffer(sym, ptr, sp.PointerType(elem, "Workgroup"),
-                                               t.element_type, per_piece, pitch, pad)
+    buf = WorkgroupBuffer(sym, ptr, sp.PointerType(elem, "Workgroup"), t.element_type, per_piece,
+                          pitch, pad, slot)
+    if plan:
+        buf.staged = _private_registers(low, sym, elem, plan[1])
+    low.workgroup[op.result] = buf
+
+
+def _private(low, sym: str, t: Attribute, init: SSAValue | None = None) -> tuple[str, sp.PointerType]:
+    ptr = sp.PointerType(t, "Private")
+    low.globals.append(sp.GlobalVariableOp(sym, ptr))
+    low.interface.append(sym)
+    if init is not None:
+        low.emit(sp.StoreOp(low.emit(sp.AddressOfOp(sym, ptr)).pointer, init))
+    return sym, ptr
+
+
+def _private_registers(low, sym: str, elem: Attribute, pieces: int) -> _Registers:
+    values = [_private(low, f"{sym}_r{i}", elem) for i in range(pieces)]
+    indices = [_private(low, f"{sym}_i{i}", i32) for i in range(pieces)]
+    return _Registers(values, indices, _private(low, f"{sym}_issued", i1, low.const(False, i1)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,6 +301,8 @@ def _pieces(low, op: Operation, v: SSAValue, per_piece: int) -> SSAValue:
 def _physical(low, buf: WorkgroupBuffer, op: Operation, offset: SSAValue) -> SSAValue:
     """The physical element index of logical element `offset` (padding applied)."""
     value = low.get(op, offset)
+    if buf.slot is not None:
+        value = low.emit(sp.UModOp(value, low.const(buf.slot, i32), i32)).results[0]
     if buf.pitch is None:
         return value
     r = known_residue(offset, buf.pitch)
@@ -360,26 +401,183 @@ def lower_async_copy(low, op: coop_async.AsyncCopyOp) -> None:
         base = low.emit(sp.AddressOfOp(src_sym, src_ptr)).pointer
         s_ptr = low.emit(sp.AccessChainOp(base, [zero, s_index], src_elem_ptr)).result
         value = low.emit(sp.LoadOp(s_ptr)).result
-        low.emit(sp.StoreOp(_element_pointer(low, buf, d_index), value))
+        if buf.staged is None:
+            low.emit(sp.StoreOp(_element_pointer(low, buf, d_index), value))
+        else:  # held in registers until the wait that lands it
+            for (rsym, rptr), held in ((buf.staged.values[i], value), (buf.staged.indices[i], d_index)):
+                low.emit(sp.StoreOp(low.emit(sp.AddressOfOp(rsym, rptr)).pointer, held))
         if guarded:
             low.emit(sp.BranchOp(merge))
             low.block = merge
+    if buf.staged is not None:
+        fsym, fptr = buf.staged.flag
+        low.emit(sp.StoreOp(low.emit(sp.AddressOfOp(fsym, fptr)).pointer, low.const(True, i1)))
 
 
 def lower_commit(low, op: coop_async.AsyncCommitGroupOp) -> None:
     """Nothing to do: every copy is complete when its invocations pass it."""
 
 
-def lower_wait(low, op: coop_async.AsyncWaitGroupOp) -> None:
+def _barrier(low) -> None:
     scope = low.const(ENUMS["Scope"]["Workgroup"][0], i32)
     sem = ENUMS["MemorySemantics"]
     semantics = low.const(sem["AcquireRelease"][0] | sem["WorkgroupMemory"][0], i32)
     low.emit(ControlBarrierOp(scope, scope, semantics))
 
 
+def lower_barrier(low, op: Operation) -> None:
+    _barrier(low)
+
+
+def lower_wait(low, op: coop_async.AsyncWaitGroupOp) -> None:
+    staged = [b for b in low.workgroup.values() if b.staged is not None]
+    if not staged:
+        _barrier(low)
+        return
+    # register staging: every invocation is done reading the (single) slot, the issued copies
+    # land from registers, and a second barrier publishes them
+    _barrier(low)
+    for buf in staged:
+        fsym, fptr = buf.staged.flag
+        issued = low.emit(sp.LoadOp(low.emit(sp.AddressOfOp(fsym, fptr)).pointer)).result
+        then_b, merge = Block(), Block()
+        low.add_blocks(then_b, merge)
+        low.emit(sp.SelectionMergeOp(merge))
+        low.emit(sp.BranchConditionalOp(issued, then_b, merge))
+        low.block = then_b
+        for (vsym, vptr), (isym, iptr) in zip(buf.staged.values, buf.staged.indices):
+            value = low.emit(sp.LoadOp(low.emit(sp.AddressOfOp(vsym, vptr)).pointer)).result
+            index = low.emit(sp.LoadOp(low.emit(sp.AddressOfOp(isym, iptr)).pointer)).result
+            low.emit(sp.StoreOp(_element_pointer(low, buf, index), value))
+        low.emit(sp.StoreOp(low.emit(sp.AddressOfOp(fsym, fptr)).pointer, low.const(False, i1)))
+        low.emit(sp.BranchOp(merge))
+        low.block = merge
+    _barrier(low)
+
+
 def register(rules: dict) -> None:
-    rules[xgpu.BarrierOp] = lower_wait  # the same workgroup barrier
+    rules[xgpu.BarrierOp] = lower_barrier
     rules[coop_async.AllocWorkgroupOp] = lower_alloc
     rules[coop_async.AsyncCopyOp] = lower_async_copy
     rules[coop_async.AsyncCommitGroupOp] = lower_commit
     rules[coop_async.AsyncWaitGroupOp] = lower_wait
+
+
+# --------------------------------------------------------------------------------------------
+# Register staging (workgroup_copies=registers, the default): the plan, and the copy hoisting
+# --------------------------------------------------------------------------------------------
+
+
+def _in_order(block: Block):
+    """The ops of `block` in program order, scf.if regions inlined (not scf.for bodies)."""
+    for op in block.ops:
+        yield op
+        if isinstance(op, scf.IfOp):
+            for region in op.regions:
+                for b in region.blocks:
+                    yield from _in_order(b)
+
+
+def _pipelined(loop: scf.ForOp) -> bool:
+    attr = loop.attributes.get(STAGES_ATTR)
+    body = loop.body.blocks[0]
+    return (isinstance(attr, IntegerAttr) and attr.value.data == 2 and body.first_op is not None
+            and isinstance(body.first_op, coop_async.AsyncWaitGroupOp))
+
+
+def staging_plan(kernel, invocations: int, pad_bytes: int) -> dict[SSAValue, tuple[int, int]]:
+    """{buffer: (slot elements, pieces per invocation)} of the buffers whose copies are held in
+    registers and whose two slots share one physical slot. A buffer qualifies when every wait of
+    the kernel is `coop.async_wait_group 0`, all its copies have one box, it has two slots of
+    that box, and each of its copies is in the kernel's entry block or in a loop that
+    pipeline-coop-loads{stages=2} made (attribute coop.pipeline_stages = 2, body starting with
+    the wait), at most one per buffer between two waits in program order. That schedule reads,
+    in each iteration, only the slot the wait at its start completed, so the slots can share
+    storage once the wait's first barrier has retired the previous iteration's reads."""
+    ops = list(kernel.walk())
+    if any(isinstance(o, coop_async.AsyncWaitGroupOp) and o.pending.data != 0 for o in ops):
+        return {}
+    plan = {}
+    for alloc in (o for o in ops if isinstance(o, coop_async.AllocWorkgroupOp)):
+        copies = [u.operation for u in alloc.result.uses
+                  if isinstance(u.operation, coop_async.AsyncCopyOp)]
+        if not copies or len({c.box for c in copies}) != 1:
+            continue
+        rows, cols = copies[0].box
+        size = 1
+        for d in alloc.result.type.get_shape():
+            size *= d
+        if size != 2 * rows * cols:
+            continue
+        ok = True
+        for c in copies:
+            p = c.parent_op()
+            while isinstance(p, scf.IfOp):
+                p = p.parent_op()
+            if not (p is kernel or (isinstance(p, scf.ForOp) and _pipelined(p))):
+                ok = False
+        blocks = {c.parent_block() for c in copies}
+        for c in copies:  # the enclosing block of each copy, through scf.if, is checked
+            b = c.parent_block()
+            while isinstance(b.parent_op(), scf.IfOp):
+                b = b.parent_op().parent_block()
+            blocks.add(b)
+        for b in blocks:
+            pending = 0
+            for o in _in_order(b):
+                if isinstance(o, coop_async.AsyncWaitGroupOp):
+                    pending = 0
+                elif o in copies:
+                    pending += 1
+                    ok = ok and pending <= 1
+        if not ok:
+            continue
+        per_piece, _, _ = _plan(alloc, pad_bytes)
+        pieces = -(-(rows * cols // per_piece) // invocations)
+        plan[alloc.result] = (rows * cols, pieces)
+    return plan
+
+
+def _slice(op: Operation, body: Block, after: Operation) -> list[Operation] | None:
+    """The ops of `body` after `after` that `op` (and its regions) depend on, in order; None
+    when one of them has effects."""
+    needed: set[Operation] = set()
+    work = [op]
+    while work:
+        o = work.pop()
+        for inner in o.walk():
+            for v in inner.operands:
+                d = v.owner
+                if isinstance(d, Operation) and d.parent_block() is body and d not in needed \
+                        and d is not op:
+                    needed.add(d)
+                    work.append(d)
+    order = [o for o in body.ops if o in needed]
+    # arith's divisions are not "side-effect free" to xDSL (division by zero); the copies'
+    # index arithmetic divides by constants, and moving it within the body changes nothing
+    if any(not (is_side_effect_free(o) or o.name.startswith("arith.")) or o.regions for o in order):
+        return None
+    index = {o: i for i, o in enumerate(body.ops)}
+    if any(index[o] < index[after] for o in order):
+        order = [o for o in order if index[o] > index[after]]
+    return order
+
+
+def hoist_copies(kernel) -> None:
+    """In each stages=2 pipelined loop, issue the next iteration's copies right after the wait,
+    before the compute: with register staging their global loads then overlap the compute (the
+    sweep's `regs1`), and the staged semantics allow it (the copies land in the other slot, at
+    the next wait)."""
+    for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp) and _pipelined(o)]:
+        body = loop.body.blocks[0]
+        wait = body.first_op
+        for guard in [o for o in body.ops if isinstance(o, scf.IfOp)
+                      and any(isinstance(i, coop_async.AsyncCopyOp) for i in o.walk())]:
+            deps = _slice(guard, body, wait)
+            if deps is None:
+                continue
+            anchor = wait
+            for o in (*deps, guard):
+                o.detach()
+                body.insert_op_after(o, anchor)
+                anchor = o

@@ -125,14 +125,17 @@ def _memory_access(op: Operation, access: coop.MemoryAccessAttr | None) -> str |
 class _KernelLowering:
     """Lowers one kernel `func.func` into SPIR-V ops; one `lower_*` method per source op kind."""
 
-    def __init__(self, kernel: func.FuncOp, flavor: str, helper: bool = False, workgroup_pad: int = 16):
+    def __init__(self, kernel: func.FuncOp, flavor: str, helper: bool = False, workgroup_pad: int = 16,
+                 workgroup_copies: str = "registers"):
         self.kernel = kernel
         self.flavor = flavor
         # the staged form (convert_coop_async_to_spirv): Workgroup buffers, row padding in bytes,
         # and the 16-byte views of storage buffers its vector copies read through
         self.workgroup: dict[SSAValue, _async.WorkgroupBuffer] = {}
         self.workgroup_pad = workgroup_pad
+        self.workgroup_copies = workgroup_copies
         self.buffer_views: dict[tuple, tuple] = {}
+        self.staging_plan: dict[SSAValue, tuple[int, int]] = {}
         self.name = kernel.sym_name.data
         self.values: dict[SSAValue, SSAValue] = {}
         self.globals: list[Operation] = []
@@ -246,6 +249,10 @@ class _KernelLowering:
     # -- the kernel ----------------------------------------------------------------------
 
     def run(self) -> list[Operation]:
+        if self.workgroup_copies == "registers":
+            x, y, z = self.workgroup_size
+            _async.hoist_copies(self.kernel)
+            self.staging_plan = _async.staging_plan(self.kernel, x * y * z, self.workgroup_pad)
         for i, arg in enumerate(self.kernel.body.blocks[0].args):
             t = arg.type
             if not isinstance(t, MemRefType):
@@ -558,15 +565,20 @@ class ConvertCoopToSpirvPass(ModulePass):
 
     Options: `flavor=khr` (SPV_KHR_cooperative_matrix, default) or `flavor=nv`
     (SPV_NV_cooperative_matrix); `workgroup_pad=B` (bytes, default 16, 0 = none): row padding
-    of the staged form's Workgroup buffers (convert_coop_async_to_spirv.py). Raises CoopError, located at the offending op, for anything
+    of the staged form's Workgroup buffers; `workgroup_copies=registers|direct` (default
+    registers): how the staged form's copies are done (convert_coop_async_to_spirv.py). Raises CoopError, located at the offending op, for anything
     without a lowering.
     """
 
     name = "convert-coop-to-spirv"
     flavor: str = "khr"
     workgroup_pad: int = 16
+    workgroup_copies: str = "registers"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.workgroup_copies not in ("registers", "direct"):
+            raise CoopError(None, "convert-coop-to-spirv: workgroup_copies must be registers or "
+                            f"direct, got '{self.workgroup_copies}'", where="<pass options>")
         if self.flavor not in ("khr", "nv"):
             raise CoopError(None, f"convert-coop-to-spirv: flavor must be khr or nv, got '{self.flavor}'",
                             where="<pass options>")
@@ -580,7 +592,8 @@ class ConvertCoopToSpirvPass(ModulePass):
         for k in kernels:
             if k.is_declaration:
                 raise CoopError(k, "a kernel declaration has no body to lower")
-            contents += _KernelLowering(k, self.flavor, workgroup_pad=self.workgroup_pad).run()
+            contents += _KernelLowering(k, self.flavor, workgroup_pad=self.workgroup_pad,
+                                        workgroup_copies=self.workgroup_copies).run()
         for k in funcs:
             if k.sym_name.data in helper_names:
                 if k.is_declaration:
