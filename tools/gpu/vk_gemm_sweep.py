@@ -534,6 +534,38 @@ def run(folder: str, out: str | None, budget: float, finalists: int) -> None:
     ctx_box[0].close()
 
 
+def report(path: str) -> None:
+    """Markdown for docs/performance.md: per group the best variant of each copy/compute
+    structure (KHR) or tile (coopmat2) at both sizes, from a run's vk_gemm_sweep.json."""
+    with open(path) as f:
+        d = json.load(f)
+    base = d["baselines"]
+    print(f"{d['header']}; baselines (TFLOP/s): " + ", ".join(f"{k} {v:.0f}" for k, v in base.items()))
+    rows = [r for r in d["rows"] if r.get("tflops")]
+    big = {(r["name"]): r for r in rows if r["size"] == SIZES[1]}
+    groups: dict = {}
+    for r in rows:
+        if r["size"] != SIZES[0]:
+            continue
+        p = r["params"]
+        key = (r["kind"], r["dtype"], r["acc"], p.get("pipe", f"{p['bm']}x{p['bn']}"))
+        if key not in groups or r["tflops"] > groups[key]["tflops"]:
+            groups[key] = r
+    print()
+    print("| kind | A·B → C | structure | best variant | 4096³ TFLOP/s (ratio) | 8192³ TFLOP/s (ratio) | check |")
+    print("|---|---|---|---|---|---|---|")
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], -groups[k]["tflops"])):
+        r = groups[key]
+        b = big.get(r["name"])
+        large = f"{b['tflops']:.0f} ({b['ratio']:.2f})" if b else "–"
+        print(f"| {key[0]} | {key[1]}→{key[2]} | {key[3]} | `{r['name']}` | {r['tflops']:.0f} "
+              f"({r['ratio']:.2f}) | {large} | {r['check']} |")
+    bad = sorted({r["name"] for r in d["rows"] if str(r.get("check", "")).startswith(("WRONG", "ERROR"))})
+    if bad:
+        print()
+        print("Wrong or refused: " + ", ".join(f"`{n}`" for n in bad))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -544,9 +576,13 @@ def main() -> None:
     r.add_argument("--out")
     r.add_argument("--budget", type=float, default=400.0, help="seconds for the whole run")
     r.add_argument("--finalists", type=int, default=6, help="variants per kind and dtype at 8192³")
+    rp = sub.add_parser("report")
+    rp.add_argument("json")
     args = ap.parse_args()
     if args.cmd == "build":
         build(args.folder)
+    elif args.cmd == "report":
+        report(args.json)
     else:
         run(args.folder, args.out, args.budget, args.finalists)
 
