@@ -99,9 +99,44 @@ def build(out: str, sizes: list[int]) -> None:
                 case["interpreter"] = name + "_interp.npy"
             cases.append(case)
             print(f"built {name}", flush=True)
+    cases += _build_checks(out, exe, api)
     shutil.copy(os.path.abspath(__file__), out)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"pipeline": PIPELINE, "cases": cases}, f, indent=1)
+
+
+# Small staged kernels through the same pipeline, compared bit for bit with the interpreter on
+# the GPU (no timing): pieces that do not divide the invocations (guarded copies and landings),
+# a ColumnMajor B, s8, 2 subgroups. (dtype, M, N, K, BM, BN, BK, invocations, B ColumnMajor)
+CHECKS = [("f16", 64, 64, 64, 32, 32, 16, 128, False),
+          ("f16", 128, 128, 96, 64, 64, 32, 128, True),
+          ("i8", 128, 64, 192, 64, 32, 64, 64, False),
+          ("i8", 64, 128, 128, 32, 64, 64, 128, True)]
+
+
+def _build_checks(out: str, exe: str, api) -> list[dict]:
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from test_distribute_coop_workgroup import _data, gemm_ir  # the property test's kernels
+
+    cases = []
+    for i, (dtype, m, n, k, bm, bn, bk, inv, b_col) in enumerate(CHECKS):
+        name = f"check{i}_{dtype}_{m}x{n}x{k}_{bm}x{bn}x{bk}_inv{inv}" + ("_bcol" if b_col else "")
+        text = gemm_ir(m, n, k, bm, bn, bk, inv, dtype, b_col)
+        src = os.path.join(out, name + ".mlir")
+        with open(src, "w") as f:
+            f.write(text)
+        spv = os.path.join(out, name + ".spv")
+        subprocess.run([exe, src, "-p", PIPELINE, "-t", "spirv", "-o", spv], check=True)
+        subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv], check=True)
+        a, b, c, _ = _data(m, n, k, dtype, b_col, i)
+        grid = (n // bn, m // bm, 1)
+        module = api.parse(text, src)
+        api.run_kernel(module, "g", [a, b, c], grid)
+        np.savez(os.path.join(out, name + ".npz"), a=a, b=b, expected=c)
+        cases.append({"name": name, "dtype": dtype, "size": m, "spv": name + ".spv", "entry": "g",
+                      "grid": list(grid), "variant": "check", "data": name + ".npz"})
+        print(f"built {name}", flush=True)
+    return cases
 
 
 def _torch_ns(fn) -> float:
@@ -131,13 +166,28 @@ def run(folder: str, out: str) -> None:
     with open(os.path.join(folder, "cases.json")) as f:
         meta = json.load(f)
     os.makedirs(out, exist_ok=True)
-    rows, variants, lines = [], [], []
+    rows, variants, lines, checks = [], [], [], []
     cache: dict = {}
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     with VulkanContext() as ctx:
         device = ctx.device_info()["name"]
         lines.append(f"device: {device}; torch {torch.__version__}; pipeline {meta['pipeline']}")
         for c in meta["cases"]:
+            if c["variant"] == "check":
+                d = np.load(os.path.join(folder, c["data"]))
+                with open(os.path.join(folder, c["spv"]), "rb") as f:
+                    spv = f.read()
+                try:
+                    got = ctx.run_compute(spv, [d["a"], d["b"], np.zeros_like(d["expected"])],
+                                          tuple(c["grid"]), entry="g", memory="device")[2]
+                    ok = bool(np.array_equal(got, d["expected"]))
+                    lines.append(f"{c['name']}: {'bit-exact' if ok else 'DIFFERS'} vs interpreter"
+                                 + ("" if ok else f" ({int((got != d['expected']).sum())} elements)"))
+                except VulkanError as e:
+                    lines.append(f"{c['name']}: {e}")
+                print(lines[-1], flush=True)
+                checks.append(lines[-1])
+                continue
             s, dtype = c["size"], c["dtype"]
             if (dtype, s) not in cache:
                 cache.clear()

@@ -174,6 +174,7 @@ class _Registers:
     values: list[tuple[str, sp.PointerType]]
     indices: list[tuple[str, sp.PointerType]]
     flag: tuple[str, sp.PointerType]
+    total: int = 0  # pieces of one copy; an invocation holds piece i only if its number < total
 
 
 def _uses(op: coop_async.AllocWorkgroupOp) -> list[Operation]:
@@ -235,8 +236,6 @@ def lower_alloc(low, op: coop_async.AllocWorkgroupOp) -> None:
     n = 1
     for d in t.get_shape():
         n *= d
-    if pitch is not None:
-        n = -(-n // pitch) * (pitch + pad)
     plan = low.staging_plan.get(op.result) if low.staging_plan else None
     slot = plan[0] if plan else None
     if slot is not None:  # one physical slot (pipeline-coop-loads' schedule, module docstring)
@@ -254,6 +253,7 @@ def lower_alloc(low, op: coop_async.AllocWorkgroupOp) -> None:
                           pitch, pad, slot)
     if plan:
         buf.staged = _private_registers(low, sym, elem, plan[1])
+        buf.staged.total = plan[0] // per_piece
     low.workgroup[op.result] = buf
 
 
@@ -445,10 +445,25 @@ def lower_wait(low, op: coop_async.AsyncWaitGroupOp) -> None:
         low.emit(sp.SelectionMergeOp(merge))
         low.emit(sp.BranchConditionalOp(issued, then_b, merge))
         low.block = then_b
-        for (vsym, vptr), (isym, iptr) in zip(buf.staged.values, buf.staged.indices):
+        x, y, z = low.workgroup_size
+        invocations = x * y * z
+        for i, ((vsym, vptr), (isym, iptr)) in enumerate(zip(buf.staged.values, buf.staged.indices)):
+            guarded = (i + 1) * invocations > buf.staged.total  # as in lower_async_copy
+            if guarded:
+                tid = low.builtin("LocalInvocationIndex", 1)
+                piece = _add(low, tid, low.const(i * invocations, i32)) if i else tid
+                cond = low.emit(sp.ULessThanOp(piece, low.const(buf.staged.total, i32))).results[0]
+                g_then, g_merge = Block(), Block()
+                low.add_blocks(g_then, g_merge)
+                low.emit(sp.SelectionMergeOp(g_merge))
+                low.emit(sp.BranchConditionalOp(cond, g_then, g_merge))
+                low.block = g_then
             value = low.emit(sp.LoadOp(low.emit(sp.AddressOfOp(vsym, vptr)).pointer)).result
             index = low.emit(sp.LoadOp(low.emit(sp.AddressOfOp(isym, iptr)).pointer)).result
             low.emit(sp.StoreOp(_element_pointer(low, buf, index), value))
+            if guarded:
+                low.emit(sp.BranchOp(g_merge))
+                low.block = g_merge
         low.emit(sp.StoreOp(low.emit(sp.AddressOfOp(fsym, fptr)).pointer, low.const(False, i1)))
         low.emit(sp.BranchOp(merge))
         low.block = merge
