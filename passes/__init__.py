@@ -30,9 +30,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from coopdialect.passes.pipeline_coop_loads import PipelineCoopLoadsPass
         return PipelineCoopLoadsPass
 
+    def distribute_coop_workgroup():
+        from coopdialect.passes.distribute_coop_workgroup import DistributeCoopWorkgroupPass
+        return DistributeCoopWorkgroupPass
+
     return {
         "fold-tensor-views": fold_tensor_views,
         "pipeline-coop-loads": pipeline_coop_loads,
+        "distribute-coop-workgroup": distribute_coop_workgroup,
         "legalize-coop-sizes": legalize_coop_sizes,
         "convert-coop-to-spirv": convert_coop_to_spirv,
         "convert-coop-to-ptx": convert_coop_to_ptx,

@@ -125,9 +125,17 @@ def _memory_access(op: Operation, access: coop.MemoryAccessAttr | None) -> str |
 class _KernelLowering:
     """Lowers one kernel `func.func` into SPIR-V ops; one `lower_*` method per source op kind."""
 
-    def __init__(self, kernel: func.FuncOp, flavor: str, helper: bool = False):
+    def __init__(self, kernel: func.FuncOp, flavor: str, helper: bool = False, workgroup_pad: int = 16,
+                 workgroup_copies: str = "registers"):
         self.kernel = kernel
         self.flavor = flavor
+        # the staged form (convert_coop_async_to_spirv): Workgroup buffers, row padding in bytes,
+        # and the 16-byte views of storage buffers its vector copies read through
+        self.workgroup: dict[SSAValue, _async.WorkgroupBuffer] = {}
+        self.workgroup_pad = workgroup_pad
+        self.workgroup_copies = workgroup_copies
+        self.buffer_views: dict[tuple, tuple] = {}
+        self.staging_plan: dict[SSAValue, tuple[int, int]] = {}
         self.name = kernel.sym_name.data
         self.values: dict[SSAValue, SSAValue] = {}
         self.globals: list[Operation] = []
@@ -155,6 +163,12 @@ class _KernelLowering:
         if min(x, y, z) < 1:
             raise CoopError(self.kernel, f"workgroup size must be positive, got {x}x{y}x{z}")
         return x, y, z
+
+    def add_blocks(self, *blocks: Block) -> None:
+        """Place new blocks right after the block being filled: SPIR-V wants every block after
+        its dominator (spec 2.16.1), and structures nested in a loop or selection body must
+        come before that construct's continue/merge blocks."""
+        self.fn.body.insert_block_after(list(blocks), self.block)
 
     def emit(self, op: Operation) -> Operation:
         self.block.add_op(op)
@@ -235,6 +249,10 @@ class _KernelLowering:
     # -- the kernel ----------------------------------------------------------------------
 
     def run(self) -> list[Operation]:
+        if self.workgroup_copies == "registers":
+            x, y, z = self.workgroup_size
+            _async.hoist_copies(self.kernel)
+            self.staging_plan = _async.staging_plan(self.kernel, x * y * z, self.workgroup_pad)
         for i, arg in enumerate(self.kernel.body.blocks[0].args):
             t = arg.type
             if not isinstance(t, MemRefType):
@@ -277,8 +295,7 @@ class _KernelLowering:
         iter_types = [self.type(op, v.type) for v in op.iter_args]
         header = Block(arg_types=[i32, *iter_types])
         body, cont, merge = Block(), Block(), Block()
-        for b in (header, body, cont, merge):
-            self.fn.body.add_block(b)
+        self.add_blocks(header, body, cont, merge)
         lb, ub, step = (self.get(op, v) for v in (op.lb, op.ub, op.step))
         self.emit(sp.BranchOp(header, [lb, *(self.get(op, v) for v in op.iter_args)]))
         iv, *carried = header.args
@@ -307,8 +324,7 @@ class _KernelLowering:
     def lower_if(self, op: scf.IfOp) -> None:
         then_b, else_b = Block(), Block()
         merge = Block(arg_types=[self.type(op, t) for t in op.result_types])
-        for b in (then_b, else_b, merge):
-            self.fn.body.add_block(b)
+        self.add_blocks(then_b, else_b, merge)
         cond = self.get(op, op.cond)
         self.emit(sp.SelectionMergeOp(merge))
         self.emit(sp.BranchConditionalOp(cond, then_b, else_b))
@@ -403,10 +419,15 @@ class _KernelLowering:
 
     # -- coop ----------------------------------------------------------------------------
 
+    def matrix_pointer(self, op: coop.LoadOp | coop.StoreOp) -> tuple[SSAValue, SSAValue]:
+        """(Pointer, Stride) operands of a matrix load/store of a storage or Workgroup buffer."""
+        if op.pointer in self.workgroup:
+            return _async.matrix_pointer(self, op)
+        return self.buffer_pointer(op, op.pointer, op.offset), self.get(op, op.stride)
+
     def lower_load(self, op: coop.LoadOp) -> None:
         t = self.matrix_type(op, op.result.type)
-        ptr = self.buffer_pointer(op, op.pointer, op.offset)
-        stride = self.get(op, op.stride)
+        ptr, stride = self.matrix_pointer(op)
         access = _memory_access(op, op.memory_access)
         if self.flavor == "khr":
             layout = self.const(_layout_value(op.layout.data), i32)
@@ -419,8 +440,8 @@ class _KernelLowering:
 
     def lower_store(self, op: coop.StoreOp) -> None:
         self.matrix_type(op, op.object.type)
-        ptr = self.buffer_pointer(op, op.pointer, op.offset)
-        obj, stride = self.get(op, op.object), self.get(op, op.stride)
+        ptr, stride = self.matrix_pointer(op)
+        obj = self.get(op, op.object)
         access = _memory_access(op, op.memory_access)
         if self.flavor == "khr":
             layout = self.const(_layout_value(op.layout.data), i32)
@@ -528,8 +549,10 @@ def _register_rules() -> None:
     for cls in coop.CONVERSIONS:
         r[cls] = _KernelLowering.lower_conversion
     _nv2.register(r)
+    _async.register(r)
 
 
+from coopdialect.passes import convert_coop_async_to_spirv as _async  # noqa: E402
 from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)
 from coopdialect.passes.convert_decode_func_to_spirv import addressing_model  # noqa: E402
 
@@ -541,14 +564,21 @@ class ConvertCoopToSpirvPass(ModulePass):
     """Lower every kernel of the module to one `spirv.module` (see the module docstring).
 
     Options: `flavor=khr` (SPV_KHR_cooperative_matrix, default) or `flavor=nv`
-    (SPV_NV_cooperative_matrix). Raises CoopError, located at the offending op, for anything
+    (SPV_NV_cooperative_matrix); `workgroup_pad=B` (bytes, default 16, 0 = none): row padding
+    of the staged form's Workgroup buffers; `workgroup_copies=registers|direct` (default
+    registers): how the staged form's copies are done (convert_coop_async_to_spirv.py). Raises CoopError, located at the offending op, for anything
     without a lowering.
     """
 
     name = "convert-coop-to-spirv"
     flavor: str = "khr"
+    workgroup_pad: int = 16
+    workgroup_copies: str = "registers"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.workgroup_copies not in ("registers", "direct"):
+            raise CoopError(None, "convert-coop-to-spirv: workgroup_copies must be registers or "
+                            f"direct, got '{self.workgroup_copies}'", where="<pass options>")
         if self.flavor not in ("khr", "nv"):
             raise CoopError(None, f"convert-coop-to-spirv: flavor must be khr or nv, got '{self.flavor}'",
                             where="<pass options>")
@@ -562,7 +592,8 @@ class ConvertCoopToSpirvPass(ModulePass):
         for k in kernels:
             if k.is_declaration:
                 raise CoopError(k, "a kernel declaration has no body to lower")
-            contents += _KernelLowering(k, self.flavor).run()
+            contents += _KernelLowering(k, self.flavor, workgroup_pad=self.workgroup_pad,
+                                        workgroup_copies=self.workgroup_copies).run()
         for k in funcs:
             if k.sym_name.data in helper_names:
                 if k.is_declaration:

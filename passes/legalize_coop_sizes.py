@@ -574,6 +574,7 @@ class _Splitter:
                 arg_types.append(init.type)
         new_block = Block(arg_types=[old_block.args[0].type, *arg_types])
         new_for = scf.ForOp(op.lb, op.ub, op.step, inits, Region(new_block))
+        new_for.attributes.update(op.attributes)  # e.g. coop.pipeline_stages, for the backends
         self.insert(op, new_for)
         self.rebuilt.add(new_for)
         old_block.args[0].replace_all_uses_with(new_block.args[0])

@@ -16,6 +16,8 @@ back (SPIR-V spec 3.42 instructions; 2.4 logical layout):
   splat; a splat stays `spirv.Constant`): operands are constants, hoisted like `spirv.Constant`.
 * `spirv.SpecConstant` (OpSpecConstant / OpSpecConstantTrue / OpSpecConstantFalse): a scalar
   specialization constant with its default value and SpecId decoration (`spec_id`).
+* `spirv.ControlBarrier %exec, %mem, %sem` (OpControlBarrier, spec 3.42.20): the three operands
+  are `<id>`s of i32 constants (Execution Scope, Memory Scope, Memory Semantics), as in binary.
 * `spirv.Source` (module level, OpSource + OpSourceExtension): debug information kept so that
   it round-trips: source language (a SourceLanguage enumerant), version and extension names.
 """
@@ -31,6 +33,7 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
+    operand_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
@@ -217,5 +220,24 @@ class SourceOp(IRDLOperation):
 
 CONSTANT_OPS: tuple[type, ...] = (ConstantOp, ConstantCompositeOp, SpecConstantOp)
 
-GENERAL_INSTRUCTION_OPS = [VariableOp, FunctionCallOp, ExtInstOp]
+@irdl_op_definition
+class ControlBarrierOp(SpirvInstruction):
+    """`spirv.ControlBarrier %exec, %mem, %sem : i32, i32, i32`: OpControlBarrier (spec 3.42.20).
+
+    Waits until every invocation of the Execution scope reached it; with Memory Semantics
+    AcquireRelease|WorkgroupMemory and Memory scope Workgroup it also orders (and makes visible)
+    the workgroup-memory accesses before and after it. Operands: `<id>`s of i32 constants."""
+
+    name = "spirv.ControlBarrier"
+    OPNAME: ClassVar[str] = "OpControlBarrier"
+    execution = operand_def()
+    memory = operand_def()
+    semantics = operand_def()
+    assembly_format = "operands attr-dict `:` type(operands)"
+
+    def __init__(self, execution: SSAValue, memory: SSAValue, semantics: SSAValue):
+        super().__init__(operands=[execution, memory, semantics])
+
+
+GENERAL_INSTRUCTION_OPS = [VariableOp, FunctionCallOp, ExtInstOp, ControlBarrierOp]
 GENERAL_MODULE_OPS = [ExtInstImportOp, ConstantCompositeOp, SpecConstantOp, SourceOp]

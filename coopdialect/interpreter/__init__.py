@@ -10,7 +10,8 @@ Public API:
 Modules: `coop` (the coop dialect), `gpu` (ids, barrier), `arith`, `scf`, `memref` (overrides
 for per-type float rounding, lane vectors, workgroup memory), `coop_async` (the staged form:
 workgroup buffers and asynchronous copies, on the per-workgroup core `async_copies`), `kernel`
-(the runner), `common` (value model, dtypes, errors).
+(the runner's entry), `lockstep` (all subgroups of a grid interpreted together, in lock-step),
+`races` (data-race detection), `common` (value model, dtypes, errors).
 """
 
 from coopdialect.interpreter.common import InterpreterError, numpy_dtype

@@ -165,16 +165,17 @@ def to_signed_int(v: int, bits: int) -> int:
 
 @dataclass
 class Workgroup:
-    """State shared by the subgroups of one workgroup (barrier, workgroup-memory allocations,
-    pending asynchronous copies)."""
+    """State shared by the subgroups of one workgroup (workgroup-memory allocations, pending
+    asynchronous copies).
 
-    barrier: threading.Barrier | None = None
+    One object per workgroup of the grid; all of them live for the whole `run_kernel`, since
+    the workgroups run in lock-step (`coopdialect.interpreter.lockstep`)."""
+
     shared: dict[Operation, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # race detection (coopdialect.interpreter.races): the run's RaceTracker and this
-    # workgroup's tag base
+    # race detection (coopdialect.interpreter.races): the run's RaceTracker
     races: Any = None
-    tag_base: int = 0
+    number: int = 0  # x + y*X + z*X*Y: the position of block_id in the grid
     # coop.async_copy / commit / wait (coopdialect.interpreter.async_copies)
     async_copies: AsyncCopyState = field(default_factory=AsyncCopyState)
 
@@ -194,7 +195,15 @@ class SubgroupContext:
     subgroup_size: int = 32
     workgroup: Workgroup = field(default_factory=Workgroup)
     epoch: int = 0  # gpu.barrier calls this subgroup has passed
-    workgroup_stores: int = 0  # Workgroup-scope matrix stores it has executed
+    # Set by the lock-step runner for the op being executed: `batch` lists the members that
+    # execute it together, with identical operands, in order (None: this member alone), and
+    # `step` numbers the op execution (the same for every member of one execution).
+    batch: list[SubgroupContext] | None = None
+    step: int = 0
+
+    @property
+    def workgroup_number(self) -> int:
+        return self.workgroup.number
 
     @property
     def workgroup_invocations(self) -> int:

@@ -233,7 +233,7 @@ class CoopFunctions(InterpreterFunctions):
         rt = op.result.type
         assert isinstance(rt, coop.MatrixType)
         rdt = numpy_dtype(rt.element_type)
-        k = a.shape[1]
+        k = a.shape[-1]  # K (a may carry a leading member axis: interpreter.lockstep)
         if is_float_dtype(rdt):
             fa = a.astype(np.float64) if is_float_dtype(a.dtype) else exact_ints(
                 a, op.is_signed("A")).astype(np.float64)
@@ -241,7 +241,7 @@ class CoopFunctions(InterpreterFunctions):
                 b, op.is_signed("B")).astype(np.float64)
             fc = c.astype(np.float64) if is_float_dtype(c.dtype) else exact_ints(
                 c, op.is_signed("C")).astype(np.float64)
-            return (round_from_f64(fa @ fb + fc, rdt),)
+            return (round_from_f64(_matmul(fa, fb) + fc, rdt),)
         if is_float_dtype(a.dtype) or is_float_dtype(c.dtype):
             raise fail(op, "float A/B or C with an integer Result is not supported")
         # int64 is exact while |a*b| * K + |c| < 2**63; else Python ints (object arrays)
@@ -433,6 +433,19 @@ class CoopFunctions(InterpreterFunctions):
     def run_bitcast(self, interpreter, op, args):
         """OpBitcast: the same bits, reinterpreted."""
         return (args[0].view(_result_dtype(op)),)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b in float64 for 2-D operands, or for each (R, K) @ (K, C) pair along a leading member
+    axis (interpreter.lockstep): always one 2-D matmul per matrix, so the K-term sums round in
+    the same order as for a lone matrix (numpy's stacked matmul sums in another order)."""
+    if a.ndim == 2 and b.ndim == 2:
+        return a @ b
+    n = a.shape[0] if a.ndim == 3 else b.shape[0]
+    out = np.empty((n, a.shape[-2], b.shape[-1]), np.float64)
+    for i in range(n):
+        out[i] = (a[i] if a.ndim == 3 else a) @ (b[i] if b.ndim == 3 else b)
+    return out
 
 
 def _result_dtype(op: Operation) -> np.dtype:

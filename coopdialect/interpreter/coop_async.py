@@ -10,23 +10,15 @@ counts as an access by an unknown subgroup, since the invocations that execute i
 implementation's choice). `coop.async_wait_group` is also the workgroup barrier. A workgroup that
 returns with copies not waited for raises too.
 
-Execution model glue: the pending copies and groups are the workgroup's `AsyncCopyState`
-(`coopdialect.interpreter.async_copies`), which wants each collective op ONCE per workgroup. The
-interpreter currently runs each subgroup separately (in threads when the kernel has barriers), so
-every subgroup executes every collective op: the first subgroup to reach the n-th copy / commit
-/ wait performs it, and the others check that theirs is the same op with the same operands (an
-error otherwise: the op is workgroup-collective).
-
-An execution model that runs each op once per workgroup (issue #10) needs only: `issue_copy` for
-`coop.async_copy`; `wg.async_copies.commit()`; for `coop.async_wait_group N` the workgroup
-barrier (a new race epoch) and then `wg.async_copies.wait(N)`; `wg.async_copies.hazard(...)` on
-every memory access (`races.access` asks it); `finish_workgroup` when the workgroup returns.
+Execution model: the lock-step runner (`coopdialect.interpreter.lockstep`) runs the copy, commit
+and wait ONCE per workgroup (`WORKGROUP_COLLECTIVE`), after checking that every subgroup of the
+workgroup reached the op with the same operands; the pending copies and groups are the
+workgroup's `AsyncCopyState` (`coopdialect.interpreter.async_copies`), which every memory access
+asks (`races.access`); `finish_workgroup` runs when the workgroup returns.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,25 +38,8 @@ from coopdialect.interpreter.common import (
     uniform,
 )
 from coopdialect.interpreter.coop import memref_view
+from coopdialect.interpreter.lockstep import WORKGROUP_COLLECTIVE
 from coopdialect.interpreter.races import access, pending_name
-
-
-@dataclass
-class _Reached:
-    """What each subgroup has reached: the performed collective ops, in order, and per subgroup
-    how many copies / commits / waits it has executed."""
-
-    copies: list[tuple[Operation, tuple[int, ...], int]] = field(default_factory=list)
-    waits: list[tuple[Operation, int, int]] = field(default_factory=list)
-    counts: dict[int, list[int]] = field(default_factory=dict)  # subgroup -> [copies, commits, waits]
-
-
-def _reached(wg: Workgroup, ctx: SubgroupContext) -> tuple[_Reached, list[int]]:
-    state = wg.async_copies
-    if state.collective is None:
-        state.collective = _Reached()
-    r = state.collective
-    return r, r.counts.setdefault(ctx.subgroup_id, [0, 0, 0])
 
 
 def _box(op: Operation, what: str, rows: int, cols: int, offset: int, stride: int,
@@ -82,20 +57,13 @@ def _box(op: Operation, what: str, rows: int, cols: int, offset: int, stride: in
     return idx
 
 
-def _not_collective(op: Operation, ctx: SubgroupContext, what: str, first: Operation) -> \
-        InterpreterError:
-    return fail(op, f"{op.name} is workgroup-collective, but subgroup {ctx.subgroup_id} reached "
-                    f"it {what} than the subgroup that reached the collective op first (the "
-                    f"{first.name} at {location_of(first)})")
-
-
 def issue_copy(interpreter: Interpreter, op: coop_async.AsyncCopyOp, wg: Workgroup, src: Any,
                dst: Any, ints: tuple[int, int, int, int]) -> PendingCopy:
     """Perform the workgroup's ONE execution of `op` (whatever the execution model): check the
     boxes (`ints` = source offset, source stride, destination offset, destination stride, in
     elements) and that no pending copy writes the destination, record the accesses for race
     detection (an unknown subgroup's, once), read the source now and issue the copy. Raises
-    InterpreterError naming `op`. Call it with `wg.lock` held when subgroups run in threads."""
+    InterpreterError naming `op`."""
     st, dt = op.source.type, op.destination.type
     assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
     sview = memref_view(op, src, st)
@@ -144,69 +112,35 @@ class CoopAsyncFunctions(InterpreterFunctions):
     @impl(coop_async.AsyncCopyOp)
     def run_async_copy(self, interpreter: Interpreter, op: coop_async.AsyncCopyOp,
                        args: PythonValues):
+        # workgroup-collective (WORKGROUP_COLLECTIVE below): runs once per workgroup, after the
+        # lock-step runner checked that every subgroup reached it with the same operands
         src, soff, sstride, dst, doff, dstride = args
         ints = tuple(int(uniform(op, v, what)) for v, what in (
             (soff, "the source offset"), (sstride, "the source stride"),
             (doff, "the destination offset"), (dstride, "the destination stride")))
-        ctx = subgroup_context(interpreter)
-        wg = ctx.workgroup
-        with wg.lock:
-            reached, counts = _reached(wg, ctx)
-            k = counts[0]
-            counts[0] += 1
-            if k < len(reached.copies):  # another subgroup has issued it
-                first, operands, group = reached.copies[k]
-                if first is not op or operands != ints or group != counts[1]:
-                    raise _not_collective(op, ctx, "with other operands or at another point",
-                                          first)
-                return ()
-            copy = issue_copy(interpreter, op, wg, src, dst, ints)
-            reached.copies.append((op, ints, copy.group))
+        issue_copy(interpreter, op, subgroup_context(interpreter).workgroup, src, dst, ints)
         return ()
 
     @impl(coop_async.AsyncCommitGroupOp)
     def run_async_commit_group(self, interpreter: Interpreter,
                                op: coop_async.AsyncCommitGroupOp, args: PythonValues):
-        ctx = subgroup_context(interpreter)
-        wg = ctx.workgroup
-        with wg.lock:
-            _, counts = _reached(wg, ctx)
-            if counts[1] == wg.async_copies.committed:  # the first subgroup to get here
-                wg.async_copies.commit()
-            counts[1] += 1
+        subgroup_context(interpreter).workgroup.async_copies.commit()
         return ()
 
     @impl(coop_async.AsyncWaitGroupOp)
     def run_async_wait_group(self, interpreter: Interpreter, op: coop_async.AsyncWaitGroupOp,
                              args: PythonValues):
         ctx = subgroup_context(interpreter)
-        wg = ctx.workgroup
-        # the workgroup barrier that the wait implies: every access before it, by any subgroup,
-        # happens before the copies it retires become visible
-        if wg.barrier is not None:
-            try:
-                wg.barrier.wait()
-            except threading.BrokenBarrierError:
-                raise fail(op, "the barrier was abandoned: another subgroup failed or returned "
-                               "without reaching it (coop.async_wait_group is a workgroup "
-                               "barrier)") from None
-        elif ctx.num_subgroups > 1:
-            raise fail(op, "coop.async_wait_group with several subgroups needs run_kernel's "
-                           "threads")
-        ctx.epoch += 1
-        n = op.pending.data
-        with wg.lock:
-            reached, counts = _reached(wg, ctx)
-            w = counts[2]
-            counts[2] += 1
-            if w < len(reached.waits):
-                first, fn, fcommits = reached.waits[w]
-                if first is not op or fn != n or fcommits != counts[1]:
-                    raise _not_collective(op, ctx, "at another point", first)
-                return ()
-            reached.waits.append((op, n, counts[1]))
-            wg.async_copies.wait(n)
+        # the workgroup barrier the wait implies: a new race epoch for every subgroup, so the
+        # accesses before it happen before the copies it retires become visible
+        for m in ctx.batch or [ctx]:
+            m.epoch += 1
+        ctx.workgroup.async_copies.wait(op.pending.data)
         return ()
+
+
+WORKGROUP_COLLECTIVE.update({coop_async.AllocWorkgroupOp, coop_async.AsyncCopyOp,
+                             coop_async.AsyncCommitGroupOp, coop_async.AsyncWaitGroupOp})
 
 
 def finish_workgroup(wg: Workgroup, kernel: Operation) -> None:

@@ -10,13 +10,13 @@ One interpreter runs one subgroup (see `coopdialect.interpreter.common.SubgroupC
   take consecutive LocalInvocationIndex values, which is what Vulkan drivers and CUDA do; the
   specs only guarantee it for 1-D workgroups); `gpu.global_id` = block_id*block_dim + thread_id.
   Lanes past the end of a partial last subgroup are inactive: their ids run past the workgroup.
-* `gpu.barrier` waits for the other subgroups of the workgroup (a `threading.Barrier` that
-  `run_kernel` sets up when the kernel contains a barrier; a no-op for a single subgroup).
+* `gpu.barrier`: the lock-step runner (`coopdialect.interpreter.lockstep`) executes it itself,
+  as the point that all subgroups of a workgroup reach together; this impl only serves a barrier
+  reached another way (a bare `Interpreter`, a `func.call`ed function), where it is a no-op for a
+  single subgroup and an error for several.
 """
 
 from __future__ import annotations
-
-import threading
 
 import numpy as np
 from xdsl.dialects import gpu as xgpu
@@ -80,16 +80,8 @@ class GpuFunctions(InterpreterFunctions):
     @impl(xgpu.BarrierOp)
     def run_barrier(self, interpreter: Interpreter, op, args: PythonValues):
         ctx = subgroup_context(interpreter)
-        barrier = ctx.workgroup.barrier
-        if barrier is None:
-            if ctx.num_subgroups > 1:
-                raise fail(op, "gpu.barrier with several subgroups needs run_kernel's threads")
-            ctx.epoch += 1
-            return ()
-        try:
-            barrier.wait()
-        except threading.BrokenBarrierError:
-            raise fail(op, "the barrier was abandoned: another subgroup failed or returned "
-                           "without reaching it") from None
+        if ctx.num_subgroups > 1:
+            raise fail(op, "a gpu.barrier with several subgroups must be in the kernel itself "
+                           "(not in a called function): the lock-step runner executes it")
         ctx.epoch += 1  # a new race-detection epoch (coopdialect.interpreter.races)
         return ()

@@ -5,32 +5,30 @@ from coopdialect.interpreter import run_kernel, interpret_file
 run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # C is updated in place
 ```
 
-Execution model: every subgroup of every workgroup runs the kernel once, as one interpreter call
-(a whole subgroup in lock-step; per-invocation values are lane vectors, see
-`coopdialect.interpreter.common`). Workgroups run one after another in x, then y, then z order.
-The subgroups of a workgroup run one after another too, unless the module contains a
-`gpu.barrier`: then each subgroup runs in its own thread with its own `Interpreter`, and the
-barrier is a `threading.Barrier` over the workgroup's subgroups.
+Execution model (`coopdialect.interpreter.lockstep`): the subgroups of all workgroups of the
+grid are interpreted together, in lock-step and without threads: each op runs once for the
+subgroups whose operands agree (a Workgroup-scope matrix op once per workgroup), or once as numpy
+over a leading subgroup axis, or once per subgroup; a `gpu.barrier` is a point that all
+subgroups of a workgroup reach together. Per-invocation values are lane vectors (see
+`coopdialect.interpreter.common`); control flow must be uniform across the invocations of a
+subgroup and may differ between subgroups.
 
-Data races: since that order is only one of the orders a GPU may pick, every memory access is
-checked by `coopdialect.interpreter.races` (model and exceptions in its docstring). An element
-written by one subgroup and read or written by another of the same workgroup with no
+Data races: since the interpreter's order is only one of the orders a GPU may pick, every memory
+access is checked by `coopdialect.interpreter.races` (model and exceptions in its docstring). An
+element written by one subgroup and read or written by another of the same workgroup with no
 `gpu.barrier` between, accessed by two workgroups with one a write, or touched by a
 Workgroup-scope matrix load/store and by another access of the same barrier interval raises
-`InterpreterError` ("data race: ...", naming the op, the buffer and the element). Identical
-copies of one Workgroup-scope store from the different subgroups are the exception (each
-subgroup executes the whole store; the GPU executes it once).
+`InterpreterError` ("data race: ...", naming the op, the buffer and the element). A result
+therefore never depends on the order the interpreter picked.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects import gpu as xgpu
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -53,10 +51,9 @@ from coopdialect.interpreter.common import (
     SubgroupContext,
     Workgroup,
     numpy_dtype,
-    set_subgroup_context,
 )
-from coopdialect.dialects.coop_async import AsyncWaitGroupOp
 from coopdialect.interpreter.coop_async import finish_workgroup
+from coopdialect.interpreter.lockstep import MAX_MEMBERS, LockstepRunner
 from coopdialect.interpreter.races import RaceTracker, stored_arguments
 
 WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
@@ -169,15 +166,6 @@ def _wrap_memref(kernel: func.FuncOp, i: int, t: MemRefType, buf: Any,
     return ShapedArray(TypedPtr(raw, xtype=t.element_type), list(buf.shape))
 
 
-def _error(e: BaseException, tracker: _OpTracker, where: str) -> InterpreterError:
-    """One InterpreterError for any failure, naming the innermost op being interpreted."""
-    if isinstance(e, InterpreterError):
-        return InterpreterError(e.op, f"{e.message} ({where})")
-    op = tracker.stack[-1] if tracker.stack else None
-    text = str(e).strip().splitlines()
-    return InterpreterError(op, f"{type(e).__name__}: {text[0] if text else ''} ({where})")
-
-
 def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
                grid: tuple[int, int, int], *, subgroup_size: int = 32) -> None:
     """Run `func.func @kernel` of `module` over `grid` workgroups, in place on `buffers`.
@@ -209,43 +197,30 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
     args, copy_backs = _wrap_arguments(found, buffers)
     invocations = block_dim[0] * block_dim[1] * block_dim[2]
     nsub = -(-invocations // subgroup_size)
-    # coop.async_wait_group is a workgroup barrier too
-    threaded = nsub > 1 and any(isinstance(op, xgpu.BarrierOp | AsyncWaitGroupOp)
-                                for op in module.walk())
-
     races = _race_tracker(found, args)
-
-    def contexts(block_id):
-        wg = Workgroup(barrier=threading.Barrier(nsub) if threaded else None, races=races,
-                       tag_base=races.begin_workgroup(nsub))
-        return [SubgroupContext(block_id=block_id, grid=grid, block_dim=block_dim,
-                                subgroup_id=s, subgroup_size=subgroup_size, workgroup=wg)
-                for s in range(nsub)]
-
     blocks = [(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])]
-    if not threaded:
-        interpreter, tracker = _new_interpreter(module)
-        for block_id in blocks:
-            ctxs = contexts(block_id)
-            for ctx in ctxs:
-                _run_one(interpreter, tracker, found, args, ctx)
-            _end_workgroup(races, ctxs, found)
-    else:
-        pool = [_new_interpreter(module) for _ in range(nsub)]
-        for block_id in blocks:
-            ctxs = contexts(block_id)
-            _run_workgroup_threads(pool, found, args, ctxs)
-            _end_workgroup(races, ctxs, found)
+    races.blocks, races.nsub = blocks, nsub
+    interpreter, tracker = _new_interpreter(module)
+    per_chunk = max(1, MAX_MEMBERS // nsub)  # whole workgroups, in x, then y, then z order
+    for first in range(0, len(blocks), per_chunk):
+        members = []
+        for n in range(first, min(first + per_chunk, len(blocks))):
+            wg = Workgroup(races=races, number=n)
+            members += [SubgroupContext(block_id=blocks[n], grid=grid, block_dim=block_dim,
+                                        subgroup_id=s, subgroup_size=subgroup_size,
+                                        workgroup=wg) for s in range(nsub)]
+        LockstepRunner(interpreter, tracker.stack, members).run(found, args)
+        for ctx in members[::nsub]:
+            try:
+                finish_workgroup(ctx.workgroup, found)  # no asynchronous copy left pending
+            except InterpreterError as e:
+                raise InterpreterError(e.op, f"{e.message} (workgroup {ctx.block_id})") from None
+        for ctx in members[::nsub]:  # workgroup memory ends with its workgroup
+            for v in ctx.workgroup.shared.values():
+                if isinstance(v, ShapedArray):
+                    races.unregister(v)
     for caller, data in copy_backs:
         caller[...] = data
-
-
-def _end_workgroup(races: RaceTracker, ctxs: list[SubgroupContext], kernel: func.FuncOp) -> None:
-    try:
-        finish_workgroup(ctxs[0].workgroup, kernel)  # no asynchronous copy left pending
-    except InterpreterError as e:
-        raise InterpreterError(e.op, f"{e.message} (workgroup {ctxs[0].block_id})") from None
-    races.end_workgroup(ctxs)
 
 
 def _race_tracker(kernel: func.FuncOp, args: list[Any]) -> RaceTracker:
@@ -257,50 +232,6 @@ def _race_tracker(kernel: func.FuncOp, args: list[Any]) -> RaceTracker:
             name = f"%{a.name_hint} (argument {i})" if a.name_hint else f"argument {i}"
             races.register(v, name, written is None or i in written)
     return races
-
-
-def _where(ctx: SubgroupContext) -> str:
-    return f"workgroup {ctx.block_id}, subgroup {ctx.subgroup_id}"
-
-
-def _run_one(interpreter: Interpreter, tracker: _OpTracker, kernel: func.FuncOp,
-             args: list[Any], ctx: SubgroupContext) -> None:
-    set_subgroup_context(interpreter, ctx)
-    tracker.stack.clear()
-    try:
-        interpreter.call_op(kernel, tuple(args))
-    except Exception as e:  # noqa: BLE001 - every failure becomes one InterpreterError
-        raise _error(e, tracker, _where(ctx)) from e
-
-
-def _run_workgroup_threads(pool, kernel: func.FuncOp, args: list[Any],
-                           ctxs: list[SubgroupContext]) -> None:
-    errors: list[InterpreterError | None] = [None] * len(ctxs)
-    barrier = ctxs[0].workgroup.barrier
-    assert barrier is not None
-
-    def work(i: int) -> None:
-        interpreter, tracker = pool[i]
-        try:
-            _run_one(interpreter, tracker, kernel, args, ctxs[i])
-        except InterpreterError as e:
-            errors[i] = e
-            barrier.abort()  # release the subgroups waiting for this one
-
-    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(ctxs))]
-    for t in threads:
-        t.start()
-    while any(t.is_alive() for t in threads):
-        for t in threads:
-            t.join(timeout=0.02)
-        alive = sum(t.is_alive() for t in threads)
-        if 0 < alive < len(threads) and barrier.n_waiting == alive:
-            # every live subgroup waits at a barrier that a finished one will never reach
-            barrier.abort()
-    # report the root cause, not the aborted barriers it caused
-    real = [e for e in errors if e is not None and "barrier was abandoned" not in e.message]
-    if real or any(errors):
-        raise (real or [e for e in errors if e is not None])[0]
 
 
 def interpret_file(path: str, kernel: str, buffers: Sequence[Any], grid: tuple[int, int, int],

@@ -1,28 +1,31 @@
 """Data-race detection for interpreted kernels (see `coopdialect.interpreter.kernel`).
 
-The interpreter runs the subgroups of a workgroup one after another (or in threads) and the
-workgroups one after another, so a racy kernel would silently get the answer of that one order.
+The interpreter runs all subgroups of all workgroups in lock-step (`coopdialect.interpreter.
+lockstep`), in one fixed order, so a racy kernel would silently get the answer of that one order.
 This module makes such a kernel raise instead. The race model:
 
 * **Accessors.** A memref load/store and a Subgroup-scope matrix load/store are accesses by the
-  running subgroup (its invocations are not told apart: races between the invocations of one
-  subgroup are not detected). A Workgroup-scope matrix load/store in a workgroup of more than one
-  subgroup is an access by *an unknown subgroup* of the workgroup, because which invocation loads
-  or stores which element of a Workgroup matrix is implementation-dependent (KHR 3.X
-  OpCooperativeMatrixLoadKHR/StoreKHR; NV cooperative_matrix2).
+  subgroup (member) that executes them (its invocations are not told apart: races between the
+  invocations of one subgroup are not detected). A Workgroup-scope matrix load/store in a
+  workgroup of more than one subgroup is an access by *an unknown subgroup* of the workgroup,
+  because which invocation loads or stores which element of a Workgroup matrix is
+  implementation-dependent (KHR 3.X OpCooperativeMatrixLoadKHR/StoreKHR; NV cooperative_matrix2).
 * **Epochs.** Within a workgroup, `gpu.barrier` starts a new epoch: accesses in different
   epochs are ordered. Different workgroups are never ordered.
 * **Races.** Two accesses to one element conflict when at least one is a write and they are
   not both by the same known subgroup in one epoch of one workgroup (or in different epochs of one
   workgroup). Conflicts are found in both orders: read after write, write after write, and write
   after read (readers are recorded for buffers that some store in the module may write).
-* **Exception: Workgroup-scope stores.** The interpreter runs every Workgroup-scope matrix op in
-  every subgroup, each computing the whole matrix; the modelled GPU executes ONE store whose
-  elements are spread over the workgroup's invocations. So the n-th Workgroup-scope store
-  executed by each subgroup is the same store: its copies from the other subgroups may rewrite an
-  element with the identical bits (an idempotent duplicate, accepted). A copy with different
-  bits, or a different Workgroup-scope store to the element in the same epoch, is a race.
+* **Workgroup-scope stores** execute once per workgroup. Where the subgroups of a workgroup
+  disagree about a Workgroup-scope store's operands, each subgroup executes its own copy (the
+  interpreter cannot tell which copy the GPU would execute): copies of one execution that write
+  an element with the identical bits are one store (accepted); a copy with different bits, or a
+  different Workgroup-scope store to the element in the same epoch, is a race.
 * Reads of elements nobody wrote never race with each other.
+
+Checks happen at each access, against the records of the accesses before it, in the
+interpreter's fixed order; since every pair of conflicting accesses is flagged whichever comes
+first, the verdict does not depend on that order (only which of the two accesses is named).
 
 Granularity: elements of the memref's element type, per allocation (a kernel argument, or a
 workgroup-memory allocation). Arguments that are the same numpy memory (same address, size and
@@ -30,33 +33,44 @@ dtype) share one record; partially overlapping arguments, or one memory viewed w
 are tracked separately (their races are not detected). Private (Function) allocations are not
 tracked: only their own subgroup sees them.
 
-Cost: per buffer, an int32 array of its element count recording the last writer (allocated on the
-first write), one recording readers (only for buffers a store may write, on the first read), and
-one recording the Workgroup-scope store instance (on the first such store); each access is a few
-vectorized numpy operations over its indices (no per-element Python loop).
-
-Tags. A writer/reader is an int32 tag. Workgroups run one at a time; the running one owns the
-tags above `Workgroup.tag_base` (B). Its epoch e is the window lo = B + 1 + e*(N+1) .. lo + N
-(N subgroups): tag lo + s is subgroup s, lo + N is "an unknown subgroup" (a Workgroup-scope
-access, or several readers). Tags in 1..B belong to earlier workgroups; 0 is "never".
+Records: per buffer, an int64 array of its element count holding the last writer's code
+(allocated on the first write), one holding the readers' code (only for buffers a store may
+write, on the first read), and one holding the execution step of the Workgroup-scope store that
+wrote each element (on the first such store). A code packs (workgroup number + 1, epoch,
+subgroup) into one int64 (subgroup = N, the subgroup count, for "an unknown subgroup"); 0 is
+"never"; `_SEVERAL` is "readers in several workgroups". Each access is a few vectorized numpy
+operations over its indices (no per-element Python loop).
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Operation
 
-from coopdialect.interpreter.common import SubgroupContext, fail, numpy_dtype, subgroup_context
+from coopdialect.interpreter.common import (
+    InterpreterError,
+    SubgroupContext,
+    fail,
+    numpy_dtype,
+    subgroup_context,
+)
 
-_TAG_LIMIT = 2**31 - 1
+_SUB_BITS = 20
+_EP_BITS = 20
+_WG_SHIFT = _SUB_BITS + _EP_BITS
+_MASK = (1 << _SUB_BITS) - 1
+_EP_MASK = (1 << _EP_BITS) - 1
+_WG_LIMIT = (1 << 23) - 2  # workgroup numbers below this fit the code
+_SEVERAL = np.int64(((1 << 23) - 1) << _WG_SHIFT)  # readers in several workgroups
+
+
+def _code(wg: int, epoch: int, sub: int) -> int:
+    return ((wg + 1) << _WG_SHIFT) | (epoch << _SUB_BITS) | sub
 
 
 def _address(mem: Any) -> int:
@@ -75,10 +89,9 @@ class _Buffer:
     shape: tuple[int, ...]
     name: str
     track_reads: bool
-    owner: np.ndarray | None = None  # last writer's tag
-    reader: np.ndarray | None = None  # reader tag, or the "unknown subgroup" tag for several
-    instance: np.ndarray | None = None  # n of the n-th Workgroup-scope store that wrote it
-    bits: np.ndarray | None = None  # the bits that Workgroup-scope store wrote (its first copy)
+    owner: np.ndarray | None = None  # last writer's code
+    reader: np.ndarray | None = None  # readers' code (merged; see the module docstring)
+    instance: np.ndarray | None = None  # step of the Workgroup-scope store that wrote it
 
     def element(self, i: int) -> str:
         if len(self.shape) > 1 and int(np.prod(self.shape)) == self.count:
@@ -86,15 +99,31 @@ class _Buffer:
         return f"[{i}]"
 
 
+def _conflicts(rec: np.ndarray, me: Any, wgs: bool) -> np.ndarray:
+    """Which records conflict with an access coded `me` (scalar or broadcastable array)."""
+    same_wg = (rec >> _WG_SHIFT) == (np.asarray(me) >> _WG_SHIFT)
+    same_ep = ((rec >> _SUB_BITS) & _EP_MASK) == ((np.asarray(me) >> _SUB_BITS) & _EP_MASK)
+    other = (rec != me) | wgs  # a Workgroup-scope access conflicts with its own kind too
+    return (rec != 0) & (~same_wg | (same_ep & other))
+
+
+def _merge_readers(old: np.ndarray, new: Any, nsub: int) -> np.ndarray:
+    """The readers' code after readers `new` join readers `old` (module docstring)."""
+    new = np.asarray(new, np.int64)
+    same_wg = (old >> _WG_SHIFT) == (new >> _WG_SHIFT)
+    same_ep = ((old >> _SUB_BITS) & _EP_MASK) == ((new >> _SUB_BITS) & _EP_MASK)
+    unknown = (new & ~np.int64(_MASK)) | nsub  # an unknown subgroup of new's workgroup and epoch
+    return np.where((old == 0) | (old == new) | (same_wg & ~same_ep), new,
+                    np.where(same_wg, unknown, _SEVERAL))
+
+
 @dataclass
 class RaceTracker:
     """The race records of one `run_kernel` (module docstring)."""
 
-    lock: threading.Lock = field(default_factory=threading.Lock)
     buffers: dict[int, _Buffer] = field(default_factory=dict)  # id(memory) -> record
-    next_tag: int = 1
-    # (first tag, last tag, block_id, subgroups) of each finished workgroup, for messages
-    history: list[tuple[int, int, tuple[int, int, int], int]] = field(default_factory=list)
+    blocks: list[tuple[int, int, int]] = field(default_factory=list)  # workgroup number -> id
+    nsub: int = 1
 
     # ---- registration ------------------------------------------------------------------
 
@@ -115,162 +144,183 @@ class RaceTracker:
     def unregister(self, value: Any) -> None:
         self.buffers.pop(id(value.data_ptr.raw.memory), None)
 
-    # ---- workgroups --------------------------------------------------------------------
+    def code(self, ctx: SubgroupContext, wgs: bool) -> int:
+        """The code of an access by `ctx` (an unknown subgroup of its workgroup if `wgs`)."""
+        if ctx.epoch > _EP_MASK or ctx.workgroup_number > _WG_LIMIT or self.nsub >= _MASK:
+            raise fail(None, "the race detector ran out of codes (too many gpu.barrier epochs, "
+                             "workgroups or subgroups)")
+        return _code(ctx.workgroup_number, ctx.epoch, self.nsub if wgs else ctx.subgroup_id)
 
-    def begin_workgroup(self, nsub: int) -> int:
-        """The tag base B of a workgroup about to run (compacting the tags if they run out)."""
-        if self.next_tag + 4096 * (nsub + 1) > _TAG_LIMIT:
-            # only "an earlier workgroup" matters about old tags: fold them all into tag 1
-            for b in self.buffers.values():
-                for arr in (b.owner, b.reader):
-                    if arr is not None:
-                        np.minimum(arr, 1, out=arr)
-            self.history = [(1, 1, (-1, -1, -1), 1)]
-            self.next_tag = 2
-        return self.next_tag - 1
-
-    def end_workgroup(self, ctxs: list[SubgroupContext]) -> None:
-        wg = ctxs[0].workgroup
-        nsub = len(ctxs)
-        epochs = max(c.epoch for c in ctxs) + 1
-        last = wg.tag_base + epochs * (nsub + 1)
-        if last > _TAG_LIMIT:
-            raise fail(None, "the race detector ran out of tags (too many gpu.barrier epochs)")
-        self.history.append((wg.tag_base + 1, last, ctxs[0].block_id, nsub))
-        self.next_tag = last + 1
-        for v in wg.shared.values():
-            if isinstance(v, ShapedArray):
-                self.unregister(v)
-
-    def describe(self, tag: int, ctx: SubgroupContext) -> str:
-        """Who tag `tag` is, as seen from `ctx`'s workgroup."""
-        base, n = ctx.workgroup.tag_base, ctx.num_subgroups
-        if tag > base:
-            s = (tag - base - 1) % (n + 1)
-            return ("an unknown subgroup of this workgroup (a Workgroup-scope matrix access, or "
-                    "several subgroups)" if s == n else f"subgroup {s} of this workgroup")
-        i = bisect.bisect_right([h[0] for h in self.history], tag) - 1
-        if i < 0 or self.history[i][2][0] < 0:
-            return "an earlier workgroup"
-        first, _, block, hn = self.history[i]
-        s = (tag - first) % (hn + 1)
-        who = "an unknown subgroup" if s == hn else f"subgroup {s}"
-        return f"{who} of workgroup {block}"
+    def describe(self, code: int, ctx: SubgroupContext) -> str:
+        """Who `code` is, as seen from `ctx`'s workgroup."""
+        if code == _SEVERAL:
+            return "subgroups of several workgroups"
+        wg, sub = (code >> _WG_SHIFT) - 1, code & _MASK
+        if wg == ctx.workgroup_number:
+            if sub == self.nsub:
+                return ("an unknown subgroup of this workgroup (a Workgroup-scope matrix access, "
+                        "or several subgroups)")
+            return f"subgroup {sub} of this workgroup"
+        who = "an unknown subgroup" if sub == self.nsub else f"subgroup {sub}"
+        return f"{who} of workgroup {self.blocks[wg]}"
 
     # ---- accesses ----------------------------------------------------------------------
 
-    def access(self, interpreter: Interpreter, op: Operation, value: Any, idx: Any, *,
-               write: bool, workgroup_scope: bool = False, view: Any = None,
-               new: Any = None, once: bool = False) -> None:
-        """See the module-level `access`."""
-        ctx = subgroup_context(interpreter)
-        n = ctx.num_subgroups
-        wgs = (workgroup_scope or once) and n > 1
-        store_copy = wgs and write and not once  # one subgroup's copy of a Workgroup-scope store
-        if store_copy:
-            ctx.workgroup_stores += 1  # counts every one, so the n-th is the same in each subgroup
+    def _lookup(self, value: Any, write: bool) -> _Buffer | None:
         raw = value.data_ptr.raw
         buf = self.buffers.get(id(raw.memory))
         if buf is None or buf.memory is not raw.memory:
-            return  # private memory, or not a tracked allocation
+            return None  # private memory, or not a tracked allocation
         if not write and buf.owner is None and not buf.track_reads:
+            return None
+        return buf
+
+    def access(self, op: Operation, ctx: SubgroupContext, value: Any, idx: Any, *,
+               write: bool, workgroup_scope: bool = False, view: Any = None,
+               new: Any = None) -> None:
+        """See the module-level `access` (one accessor: `ctx`, or an unknown subgroup of its
+        workgroup for a Workgroup-scope access)."""
+        wgs = workgroup_scope and self.nsub > 1
+        buf = self._lookup(value, write)
+        if buf is None:
             return
-        base = ctx.workgroup.tag_base
-        lo = base + 1 + ctx.epoch * (n + 1)
-        tag = lo + (n if wgs else ctx.subgroup_id)
-        ok = 0 if wgs else tag  # a tag of this epoch that does not conflict with this access
+        me = self.code(ctx, wgs)
+        raw = value.data_ptr.raw
         flat = np.asarray(idx, dtype=np.int64).reshape(-1) + raw.offset // buf.itemsize
-        with self.lock:
-            if buf.owner is not None:
-                t = buf.owner[flat]
-                bad = ((t > 0) & (t <= base)) | ((t >= lo) & (t != ok))
-                if store_copy:
-                    inst = buf.instance[flat] if buf.instance is not None else 0
-                    w = np.ascontiguousarray(np.broadcast_to(new, np.shape(idx))).reshape(-1)
-                    ui = np.dtype(f"u{view.dtype.itemsize}")
-                    wbits = w.astype(view.dtype).view(ui)
-                    # compare with the bits the first copy recorded, not with the memory: that
-                    # copy's thread may not have written them yet (the false race of issue #10)
-                    same = (buf.bits[flat] == wbits) if buf.bits is not None else \
-                        np.zeros(flat.shape, bool)
-                    dup = (t == tag) & (inst == ctx.workgroup_stores) & same
-                    bad &= ~dup
-                if bad.any():
-                    k = int(np.nonzero(bad)[0][0])
-                    why = ""
-                    if store_copy and t[k] == tag:
-                        why = (" (another subgroup's copy of this store wrote a different value)"
-                               if buf.instance is not None and inst[k] == ctx.workgroup_stores
-                               else " (by another Workgroup-scope store)")
-                    raise self._race(op, ctx, buf, int(flat[k]), int(t[k]), write, wgs,
-                                     "wrote" + why, once)
-            if write and buf.reader is not None:
-                r = buf.reader[flat]
-                bad = ((r > 0) & (r <= base)) | ((r >= lo) & (r != ok))
-                if bad.any():
-                    k = int(np.nonzero(bad)[0][0])
-                    raise self._race(op, ctx, buf, int(flat[k]), int(r[k]), write, wgs, "read",
-                                     once)
-            if write:
-                if buf.owner is None:
-                    buf.owner = np.zeros(buf.count, np.int32)
-                buf.owner[flat] = tag
-                if store_copy:
-                    if buf.instance is None:
-                        buf.instance = np.zeros(buf.count, np.int32)
-                        buf.bits = np.zeros(buf.count, np.dtype(f"u{view.dtype.itemsize}"))
-                    buf.instance[flat] = ctx.workgroup_stores
-                    buf.bits[flat] = np.ascontiguousarray(np.broadcast_to(
-                        new, np.shape(idx))).reshape(-1).astype(view.dtype).view(buf.bits.dtype)
-            elif buf.track_reads:
-                if buf.reader is None:
-                    buf.reader = np.zeros(buf.count, np.int32)
-                r = buf.reader[flat]
-                several = lo + n  # readers of this epoch other than this one: "unknown"
-                buf.reader[flat] = np.where((r > 0) & (r <= base), r,
-                                            np.where((r >= lo) & (r != tag), several, tag))
+        if buf.owner is not None:
+            t = buf.owner[flat]
+            bad = _conflicts(t, me, wgs)
+            if wgs and write and view is not None:
+                # another subgroup's copy of this very store execution, same bits: one store
+                inst = buf.instance[flat] if buf.instance is not None else 0
+                o = view[np.asarray(idx, dtype=np.int64).reshape(-1)]
+                w = np.ascontiguousarray(np.broadcast_to(new, np.shape(idx))).reshape(-1)
+                ui = np.dtype(f"u{o.dtype.itemsize}")
+                same = o.view(ui) == w.astype(o.dtype).view(ui)
+                bad &= ~((t == me) & (inst == ctx.step) & same)
+            if bad.any():
+                k = int(np.nonzero(bad)[0][0])
+                why = ""
+                if wgs and write and t[k] == me:
+                    why = (" (another subgroup's copy of this store wrote a different value)"
+                           if buf.instance is not None and inst[k] == ctx.step
+                           else " (by another Workgroup-scope store)")
+                raise self._race(op, ctx, buf, int(flat[k]), int(t[k]), write, wgs,
+                                 "wrote" + why)
+        if write and buf.reader is not None:
+            r = buf.reader[flat]
+            bad = _conflicts(r, me, wgs)
+            if bad.any():
+                k = int(np.nonzero(bad)[0][0])
+                raise self._race(op, ctx, buf, int(flat[k]), int(r[k]), write, wgs, "read")
+        if write:
+            if buf.owner is None:
+                buf.owner = np.zeros(buf.count, np.int64)
+            buf.owner[flat] = me
+            if wgs:
+                if buf.instance is None:
+                    buf.instance = np.zeros(buf.count, np.int64)
+                buf.instance[flat] = ctx.step
+        elif buf.track_reads:
+            if buf.reader is None:
+                buf.reader = np.zeros(buf.count, np.int64)
+            buf.reader[flat] = _merge_readers(buf.reader[flat], me, self.nsub)
+
+    def try_access_members(self, value: Any, idx: np.ndarray, members: list[SubgroupContext],
+                           *, write: bool) -> bool:
+        """The accesses of several members at once, member `i` (not Workgroup-scope) accessing
+        the elements `idx[i]` (shape (len(members), E)). Records them and returns True when
+        none conflicts with the records or with another of them and no element repeats;
+        otherwise records nothing and returns False (the caller then replays the accesses one
+        member at a time, which names the race or accepts the repeat exactly)."""
+        buf = self._lookup(value, write)
+        if buf is None:
+            return True
+        me = np.array([self.code(c, False) for c in members], np.int64)[:, None]
+        flat = idx.reshape(len(members), -1) + value.data_ptr.raw.offset // buf.itemsize
+        if (write or buf.track_reads) and has_repeats(flat, buf.count):
+            return False
+        if buf.owner is not None and _conflicts(buf.owner[flat], me, False).any():
+            return False
+        if write and buf.reader is not None and _conflicts(buf.reader[flat], me, False).any():
+            return False
+        me = np.broadcast_to(me, flat.shape)
+        if write:
+            if buf.owner is None:
+                buf.owner = np.zeros(buf.count, np.int64)
+            buf.owner[flat] = me
+        elif buf.track_reads:
+            if buf.reader is None:
+                buf.reader = np.zeros(buf.count, np.int64)
+            buf.reader[flat] = _merge_readers(buf.reader[flat], me, self.nsub)
+        return True
 
     def _race(self, op: Operation, ctx: SubgroupContext, buf: _Buffer, i: int, other: int,
-              write: bool, wgs: bool, did: str, once: bool = False):
+              write: bool, wgs: bool, did: str) -> InterpreterError:
         who = "a Workgroup-scope matrix " + ("store" if write else "load") if wgs else \
             "this subgroup"
-        if once and wgs:
+        if wgs and type(op).__name__ == "AsyncCopyOp":  # runs once per workgroup
             who = f"the workgroup-collective {op.name}"
         verb = "writes" if write else "reads"
-        order = ("workgroups are not ordered" if other <= ctx.workgroup.tag_base else
+        other_wg = (other >> _WG_SHIFT) - 1
+        order = ("workgroups are not ordered" if other == _SEVERAL or
+                 other_wg != ctx.workgroup_number else
                  "no gpu.barrier between them; which invocation accesses which element of a "
                  "Workgroup-scope matrix is implementation-dependent" if wgs or
-                 (other - ctx.workgroup.tag_base - 1) % (ctx.num_subgroups + 1)
-                 == ctx.num_subgroups else "no gpu.barrier between them")
-        return fail(op, f"data race: {who} {verb} element {buf.element(i)} of {buf.name}, which "
-                        f"{self.describe(other, ctx)} {did} ({order})")
+                 other & _MASK == self.nsub else "no gpu.barrier between them")
+        e = fail(op, f"data race: {who} {verb} element {buf.element(i)} of {buf.name}, which "
+                     f"{self.describe(other, ctx)} {did} ({order})")
+        e.member = ctx  # the error's "(workgroup ..., subgroup ...)" names this accessor
+        return e
+
+
+def has_repeats(flat: np.ndarray, count: int) -> bool:
+    """Whether an element index in `flat` (all in [0, count)) occurs more than once."""
+    mark = np.zeros(count, np.bool_)
+    mark[flat.reshape(-1)] = True
+    return int(np.count_nonzero(mark)) != flat.size
 
 
 def access(interpreter: Interpreter, op: Operation, value: Any, idx: Any, *, write: bool,
            workgroup_scope: bool = False, view: np.ndarray | None = None,
            new: Any = None, once: bool = False) -> None:
-    """Check and record an access by the running subgroup to the elements `idx` (int indices,
-    any shape, in elements from the start of the memref `value`'s flat view) of memref `value`
-    (an xDSL ShapedArray); a no-op outside `run_kernel` or for untracked (private) memory.
+    """Check and record an access to the elements `idx` (int indices, any shape, in elements
+    from the start of the memref `value`'s flat view) of memref `value` (an xDSL ShapedArray) by
+    the running member(s); a no-op outside `run_kernel` or for untracked (private) memory.
+
+    The accessors are the running context's `batch` (the members that execute this op together
+    with identical operands, in order) or the context itself: each member's access is checked
+    and recorded in turn (one access per workgroup for a Workgroup-scope op).
+
+    `once`: the access of a workgroup-collective op that executes once per workgroup (a
+    `coop.async_copy`), by an unknown subgroup of the workgroup. Every access is also checked
+    against the workgroup's pending asynchronous copies (`coopdialect.interpreter.async_copies`):
+    touching an element that a copy has not completed writing raises InterpreterError naming the
+    op and the copy.
 
     `workgroup_scope`: the op is a Workgroup-scope matrix load/store. For a Workgroup-scope store,
     `view` is the memref's flat numpy view (its current values, before the store) and `new` the
-    values stored (the shape of `idx`), for the idempotent-duplicate exception. Call it BEFORE
-    the store writes. Raises InterpreterError `data race: ...` naming the op, the buffer, one
-    element and the other accessor (module docstring).
-
-    `once`: the access of a workgroup-collective op that executes once per workgroup (a
-    `coop.async_copy`), by an unknown subgroup like a Workgroup-scope access, but not repeated by
-    each subgroup. Every access is also checked against the workgroup's pending asynchronous
-    copies (`coopdialect.interpreter.async_copies`): touching an element that a copy has not
-    completed writing raises InterpreterError naming the op and the copy."""
-    wg = subgroup_context(interpreter).workgroup
+    values stored (the shape of `idx`), for the identical-copies exception. Call it BEFORE the
+    store writes. Raises InterpreterError `data race: ...` naming the op, the buffer, one element
+    and the other accessor (module docstring)."""
+    ctx = subgroup_context(interpreter)
+    wg = ctx.workgroup
     if wg.async_copies.pending and not once:
         _check_pending(op, wg, value, idx, write)
     tracker = wg.races
-    if tracker is not None:
-        tracker.access(interpreter, op, value, idx, write=write, workgroup_scope=workgroup_scope,
-                       view=view, new=new, once=once)
+    if tracker is None:
+        return
+    if once:  # a workgroup-collective op (a coop.async_copy): one access by an unknown subgroup
+        workgroup_scope, view = True, None
+    members = ctx.batch or [ctx]
+    seen: set[int] = set()
+    for m in members:
+        if workgroup_scope and tracker.nsub > 1:
+            if m.workgroup_number in seen:
+                continue  # one access per workgroup
+            seen.add(m.workgroup_number)
+        tracker.access(op, m, value, idx, write=write, workgroup_scope=workgroup_scope,
+                       view=view, new=new)
 
 
 def _check_pending(op: Operation, wg: Any, value: Any, idx: Any, write: bool) -> None:
@@ -279,8 +329,7 @@ def _check_pending(op: Operation, wg: Any, value: Any, idx: Any, write: bool) ->
     raw = value.data_ptr.raw
     itemsize = numpy_dtype(value.data_ptr.xtype).itemsize
     flat = np.asarray(idx, dtype=np.int64).reshape(-1) + raw.offset // itemsize
-    with wg.lock:  # other subgroups' threads may be issuing copies
-        copy = wg.async_copies.hazard(raw.memory, flat)
+    copy = wg.async_copies.hazard(raw.memory, flat)
     if copy is not None:
         hit = flat[np.isin(flat, copy.index)][0]
         raise fail(op, f"{'writes' if write else 'reads'} element [{hit}] of {pending_name(copy)}"
@@ -299,7 +348,7 @@ def stored_arguments(kernel: func.FuncOp) -> set[int] | None:
     """Numbers of the kernel arguments that a store op of the kernel may write (their reads are
     recorded for write-after-read races); None (all) when a store's memref is not directly a
     kernel argument or a local allocation (it may alias any argument)."""
-    from coopdialect.dialects import coop, coop_async, coop_nv2
+    from coopdialect.dialects import coop, coop_nv2
 
     args = {a: i for i, a in enumerate(kernel.body.block.args)}
     found: set[int] = set()
@@ -315,7 +364,7 @@ def stored_arguments(kernel: func.FuncOp) -> set[int] | None:
             continue
         if ptr in args:
             found.add(args[ptr])
-        elif not isinstance(ptr.owner, memref.AllocOp | memref.AllocaOp |
-                            coop_async.AllocWorkgroupOp):
+        elif not isinstance(ptr.owner, memref.AllocOp | memref.AllocaOp):
             return None
     return found
+

@@ -2,6 +2,8 @@
 
 A lane vector whose lanes all agree acts as its value; one that differs between invocations
 (divergent control flow) raises InterpreterError: the interpreter runs a subgroup in lock-step.
+`run_kernel` runs scf.if/for/while/index_switch itself (`coopdialect.interpreter.lockstep`,
+which also lets these differ between subgroups); these impls serve a bare xDSL `Interpreter`.
 """
 
 from __future__ import annotations
