@@ -1,3 +1,266 @@
-"""placeholder"""
-import coopdialect.ptx.tensor_rules  # noqa: F401
-import coopdialect.ptx.nv2_rules  # noqa: F401
+"""Workgroup-scope cooperative matrices over one or more warpgroups, with tensor addressing.
+
+A workgroup of W = n/128 warpgroups (n = coop.workgroup_size invocations, a multiple of 128):
+
+* Accumulator M×N (f32, M = 64·W, N a multiple of 8 in 8..256): warpgroup v owns rows
+  64v..64v+63 as the wgmma D fragment (`fragments.wgmma_acc_layout`), so thread t holds
+  element d_i at (64·(t>>7) + 16w + g + 8·((i>>1)&1), 8·(i>>2) + 2q + (i&1)).
+  `composite_construct` gives each thread M·N/n copies.
+* A (M×K) and B (K×N) of f16/bf16, K a multiple of 16, from `coop.load_tensor`: staged into a
+  `.shared` tile, one block per 16-wide K slice, each block the K-major no-swizzle core-matrix
+  layout of wgmma.py (element (mn, k) of slice s at s·MN·32 + (mn/8)·256 + (k/8)·128 +
+  (mn%8)·16 + (k%8)·2 bytes; LBO 128, SBO 256). Every thread stages elements e = t + j·n of
+  the matrix traversed row by row (column by column when the view permutes), so neighbouring
+  threads read neighbouring columns: contiguous memory for a row-major layout. Each element's
+  address is tensor_rules.element_address (all clamp modes, views, blocks). Sequence:
+  `bar.sync` (the previous product has read the tile), loads, `st.shared`, `fence.proxy.async`,
+  `bar.sync`.
+* mul_add with staged A and B: each warpgroup issues K/16 chained
+  `wgmma.mma_async.m64nNk16.f32` on its 64 rows of A (descriptor + 2048·v bytes) and all of
+  B, between `wgmma.fence` and `commit_group`/`wait_group 0` (as wgmma.py).
+* store_tensor / load_tensor of an accumulator: per element, as at subgroup scope.
+
+Object of a staged A/B load must be uniform (a composite_construct) when an element can be
+clipped or discarded: its value is then written for those elements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.ir import SSAValue
+
+import coopdialect.ptx.nv2_rules  # noqa: F401  (registers the coopmat2 rules)
+import coopdialect.ptx.tensor_rules  # noqa: F401  (registers the tensor-addressing rules)
+from coopdialect.dialects import coop, ptx
+from coopdialect.dialects import coop_nv2 as nv2
+from coopdialect.dialects.coop import Scope, Use
+from coopdialect.ptx import affine as af
+from coopdialect.ptx import fragments as fr
+from coopdialect.ptx.affine import Aff, Arith
+from coopdialect.ptx.lower import RULES, Frag, KernelLowering, op_error, rule
+from coopdialect.ptx.tensor_rules import _check_store_blocks, load_elements, store_elements
+
+LBO, SBO = 128, 256
+DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
+
+
+@dataclass
+class StagedTile:
+    """A workgroup A or B operand staged in shared memory (see the module docstring)."""
+
+    ty: coop.MatrixType
+    addr: SSAValue  # 64-bit shared-window address
+    mn: int  # M (A) or N (B)
+    k: int
+
+
+def _threads(lw: KernelLowering, op) -> int:
+    size = lw.workgroup_size
+    n = size[0] * size[1] * size[2] if size else 0
+    if n == 0 or n % 128:
+        raise op_error(op, f"workgroup-scope matrices need whole warpgroups: coop.workgroup_size "
+                           f"of a multiple of 128 invocations, got {size}")
+    if lw.target != "sm_90a":
+        raise op_error(op, f"workgroup-scope matrices lower to wgmma, which needs target sm_90a, "
+                           f"not {lw.target}")
+    return n
+
+
+def _warpgroup(lw: KernelLowering, n: int) -> Aff:
+    def make():
+        r = lw.inst(ptx.ShrOp, ".u32", [lw.linear_tid(), lw.imm("b32", "7")], "b32", True)
+        return lw.u64(r, True)
+    return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
+
+
+def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
+    n = _threads(lw, op)
+    wgs = n // 128
+    if t.use_value != Use.MatrixAcc or t.rows != 64 * wgs or t.columns % 8 or \
+            not 8 <= t.columns <= 256:
+        raise op_error(op, f"workgroup-scope {t.use_value.value if t.use_value else 'NV'} "
+                           f"{t.rows}x{t.columns} with {wgs} warpgroup(s): the accumulator must "
+                           f"be {64 * wgs}xN (64 rows per warpgroup, N = 8..256, multiple of 8)")
+    if not isinstance(t.element_type, Float32Type):
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: only f32 is lowered")
+    return n
+
+
+def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff, Aff]]:
+    """(row, col) of each accumulator element this thread holds (module docstring)."""
+    n = _check_acc(lw, op, t)
+    lay = fr.wgmma_acc_layout(t.columns)
+    g, q, w = lw.lane_geometry()
+    row = af.add(af.add(af.atom(g, 0, 7), af.scale(af.atom(w, 0, 3), 16)),
+                 af.scale(_warpgroup(lw, n), 64))
+    col = af.scale(af.atom(q, 0, 3), 2)
+    return [(af.add(row, af.const(r0)), af.add(col, af.const(c0))) for r0, c0 in lay.elems]
+
+
+_prev_construct = RULES[coop.CompositeConstructOp]
+_prev_mul_add = RULES[coop.MulAddOp]
+
+
+@rule(coop.CompositeConstructOp)
+def _construct(lw: KernelLowering, op: coop.CompositeConstructOp) -> None:
+    t = op.result.type
+    if t.scope_value != Scope.Workgroup or lw.workgroup_size is None:
+        return _prev_construct(lw, op)
+    n = _threads(lw, op)
+    r = lw.reg(lw.scalar(op.constituent))
+    lw.vmap[op.result] = Frag(t, [r] * (t.rows * t.columns // n))
+
+
+def _operand_extents(op, t: coop.MatrixType) -> tuple[int, int]:
+    if not isinstance(t.element_type, Float16Type | BFloat16Type):
+        raise op_error(op, f"workgroup-scope {t.use_value.value} of {t.element_type}: wgmma "
+                           "operands of f16 and bf16 are lowered")
+    mn, k = (t.rows, t.columns) if t.use_value == Use.MatrixA else (t.columns, t.rows)
+    if k % 16 or mn % 8:
+        raise op_error(op, f"workgroup-scope {t.use_value.value} {t.rows}x{t.columns}: K must be "
+                           "a multiple of 16 and M/N of 8")
+    return mn, k
+
+
+def _traversal(lw: KernelLowering, op, rows: int, cols: int, n: int,
+               by_column: bool) -> list[tuple[Aff, Aff]]:
+    """(row, col) of the elements thread t stages: e = t + j*n, row-major (or column-major)."""
+    fast, slow = (rows, cols) if by_column else (cols, rows)
+    if (rows * cols) % n:
+        raise op_error(op, f"a {rows}x{cols} tile does not split evenly over {n} invocations")
+    t = af.atom(lw.linear_tid_u64(), 0, n - 1) if hasattr(lw, "linear_tid_u64") else af.atom(
+        lw.cached("u64 linear tid", lambda: lw.u64(lw.linear_tid(), True)), 0, n - 1)
+    ar = Arith(lw)
+    out = []
+    if n % fast == 0:
+        ts, tf = ar.divmod(t, af.const(fast))
+        for j in range(rows * cols // n):
+            out.append((af.add(ts, af.const(j * (n // fast))), tf))
+    elif fast % n == 0:
+        per = fast // n
+        for j in range(rows * cols // n):
+            out.append((af.const(j // per), af.add(t, af.const(n * (j % per)))))
+    else:
+        raise op_error(op, f"cannot spread {fast}-element lines over {n} invocations")
+    if by_column:
+        return [(f, s) for s, f in out]
+    return out
+
+
+def _uniform_object(lw: KernelLowering, op) -> SSAValue | None:
+    obj = lw.vmap[op.object]
+    regs = set(obj.regs) if isinstance(obj, Frag) else set()
+    return regs.pop() if len(regs) == 1 else None
+
+
+def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
+    t = op.result.type
+    buf = lw.vmap[op.pointer]
+    layout = lw.vmap[op.layout]
+    view = lw.vmap[op.view] if op.view is not None else None
+    if t.use_value == Use.MatrixAcc:
+        pos = acc_positions(lw, op, t)
+        lw.comment(f"{op.name} -> {t.rows}x{t.columns} workgroup accumulator")
+        regs = load_elements(lw, op, buf, layout, view, pos, t.columns,
+                             list(lw.vmap[op.object].regs), t.element_type)
+        lw.vmap[op.result] = Frag(t, regs)
+        return
+    n = _threads(lw, op)
+    mn, k = _operand_extents(op, t)
+    by_column = view is not None and view.perm != tuple(range(len(view.perm)))
+    pos = _traversal(lw, op, t.rows, t.columns, n, by_column)
+    fill = _uniform_object(lw, op)
+    if fill is None:
+        # Object's elements are only read for clipped or discarded elements; with a
+        # non-uniform Object we cannot know which thread holds them.
+        if view is not None or layout.mode.value == "Constant":
+            raise op_error(op, "a staged workgroup-scope load that may clip or discard elements "
+                               "needs a uniform Object (a coop.composite_construct)")
+        fill = lw.imm("b16", "0")
+    smem = lw.alloc_shared(mn * k * 2, 128)
+    lw.comment(f"{op.name} -> {t.rows}x{t.columns} {t.use_value.value} staged in shared memory "
+               f"({len(pos)} elements per invocation), clamp {layout.mode.value}"
+               f"{', view' if view else ''}")
+    lw.emit(ptx.BarSyncOp(0))
+    vals = load_elements(lw, op, buf, layout, view, pos, t.columns, [fill] * len(pos),
+                         t.element_type)
+    ar = Arith(lw)
+    for (r, c), v in zip(pos, vals):
+        m_, k_ = (r, c) if t.use_value == Use.MatrixA else (c, r)
+        ks, kr = ar.divmod(k_, af.const(16))
+        kh, kl = ar.divmod(kr, af.const(8))
+        mh, ml = ar.divmod(m_, af.const(8))
+        off = af.add(af.add(af.scale(ks, mn * 32), af.scale(mh, SBO)),
+                     af.add(af.add(af.scale(kh, LBO), af.scale(ml, 16)), af.scale(kl, 2)))
+        var = af.Aff(off.terms, 0)
+        if var.is_const:
+            a = smem
+        else:
+            key = ("stage", id(smem), ar._key(var))
+            if key not in ar.memo:
+                ar.memo[key] = lw.inst(ptx.AddOp, ".s64", [smem, ar.reg(var)], "b64")
+            a = ar.memo[key]
+        lw.emit(ptx.StOp(".shared.b16", a, off.const, [v]))
+    lw.emit(ptx.FenceProxyAsyncOp())
+    lw.emit(ptx.BarSyncOp(0))
+    lw.vmap[op.result] = StagedTile(t, smem, mn, k)
+
+
+def store_tensor_workgroup(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:
+    t = op.object.type
+    buf = lw.vmap[op.pointer]
+    layout = lw.vmap[op.layout]
+    _check_store_blocks(op, layout)
+    view = lw.vmap[op.view] if op.view is not None else None
+    pos = acc_positions(lw, op, t)
+    lw.comment(f"{op.name} {t.rows}x{t.columns} workgroup accumulator, clamp "
+               f"{layout.mode.value}{', view' if view else ''}")
+    store_elements(lw, op, buf, layout, view, pos, t.columns, list(lw.vmap[op.object].regs))
+
+
+def _descriptor(lw: KernelLowering, addr: SSAValue) -> SSAValue:
+    t = lw.inst(ptx.AndOp, ".b64", [addr, lw.imm("b64", "0x3FFFF")], "b64")
+    t = lw.inst(ptx.ShrOp, ".u64", [t, lw.imm("b32", "4")], "b64")
+    return lw.inst(ptx.OrOp, ".b64", [t, lw.imm("b64", f"0x{DESC_STRIDES:016X}")], "b64")
+
+
+@rule(coop.MulAddOp)
+def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
+    a, b = lw.vmap[op.a], lw.vmap[op.b]
+    if not isinstance(a, StagedTile) and not isinstance(b, StagedTile):
+        return _prev_mul_add(lw, op)
+    if not (isinstance(a, StagedTile) and isinstance(b, StagedTile)):
+        raise op_error(op, "workgroup-scope A and B must both come from coop.load_tensor")
+    ta, tb, tc = op.a.type, op.b.type, op.c.type
+    n = _check_acc(lw, op, tc)
+    _check_acc(lw, op, op.result.type)
+    if type(ta.element_type) is not type(tb.element_type):
+        raise op_error(op, "wgmma needs A and B of the same type")
+    if op.operand_flags:
+        raise op_error(op, "Cooperative Matrix Operands have no meaning for f16/bf16 wgmma")
+    et = "f16" if isinstance(ta.element_type, Float16Type) else "bf16"
+    N, K = tb.columns, ta.columns
+    c = lw.vmap[op.c]
+    lw.comment(f"{op.name} {ta.rows}x{N}x{K}: {K // 16} x wgmma.mma_async.m64n{N}k16 per "
+               f"warpgroup ({n // 128} warpgroups)")
+    ar = Arith(lw)
+    wg = _warpgroup(lw, n)
+    a_base = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(wg, 64 // 8 * SBO))) \
+        if n > 128 else a.addr
+    acc = [lw.inst(ptx.MovOp, ".f32", [r], "f32") for r in c.regs]
+    descs = []
+    for s in range(K // 16):
+        da = a_base if s == 0 else lw.inst(ptx.AddOp, ".s64", [a_base, lw.imm(
+            "b64", str(s * a.mn * 32))], "b64")
+        db = b.addr if s == 0 else lw.inst(ptx.AddOp, ".s64", [b.addr, lw.imm(
+            "b64", str(s * b.mn * 32))], "b64")
+        descs.append((_descriptor(lw, da), _descriptor(lw, db)))
+    lw.emit(ptx.WgmmaFenceOp())
+    for da, db in descs:
+        mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{N}k16.f32.{et}.{et}", da, db, acc))
+        acc = list(mma.outs)
+    lw.emit(ptx.WgmmaCommitGroupOp())
+    lw.emit(ptx.WgmmaWaitGroupOp(0))
+    lw.vmap[op.result] = Frag(op.result.type, acc)
