@@ -224,10 +224,6 @@ def _bitcast(lw: KernelLowering, op: arith.BitcastOp) -> None:
     lw.vmap[op.result] = Scalar(t, reg=out)
 
 
-def _float_kind_reg(lw, t, r):
-    return r
-
-
 @rule(arith.SIToFPOp, arith.UIToFPOp)
 def _int_to_float(lw: KernelLowering, op) -> None:
     src, t = lw.scalar(op.input), op.result.type

@@ -130,8 +130,7 @@ def _traversal(lw: KernelLowering, op, rows: int, cols: int, n: int,
     fast, slow = (rows, cols) if by_column else (cols, rows)
     if (rows * cols) % n:
         raise op_error(op, f"a {rows}x{cols} tile does not split evenly over {n} invocations")
-    t = af.atom(lw.linear_tid_u64(), 0, n - 1) if hasattr(lw, "linear_tid_u64") else af.atom(
-        lw.cached("u64 linear tid", lambda: lw.u64(lw.linear_tid(), True)), 0, n - 1)
+    t = af.atom(lw.cached("u64 linear tid", lambda: lw.u64(lw.linear_tid(), True)), 0, n - 1)
     ar = Arith(lw)
     out = []
     if n % fast == 0:

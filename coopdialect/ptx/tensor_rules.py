@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import Float16Type, BFloat16Type, Float32Type, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
@@ -489,5 +489,3 @@ def _check_store_blocks(op, layout: LayoutV) -> None:
             raise op_error(op, f"a block size larger than 1 must not be used with a tensor "
                                f"store (blockSize[{i}] = {b.const})")
 
-
-_ = IntegerType
