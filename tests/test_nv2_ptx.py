@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -268,7 +269,8 @@ func.func @k(%X: memref<64x64xf32>) attributes {coop.workgroup_size = array<i32:
 def test_unsupported_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     p = tmp_path / "k.mlir"
     p.write_text(text)
-    r = subprocess.run(["coop-opt", str(p), "-p", "convert-coop-to-ptx", "-t", "ptx"],
+    r = subprocess.run([sys.executable, "-m", "coopdialect.tools.coop_opt", str(p), "-p",
+                        "convert-coop-to-ptx", "-t", "ptx"],
                        capture_output=True, text=True)
     assert r.returncode == 1 and not r.stdout
     lines = r.stderr.strip().splitlines()
