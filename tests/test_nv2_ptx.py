@@ -275,3 +275,78 @@ def test_unsupported_is_one_line(tmp_path: Path, text: str, message: str) -> Non
     assert r.returncode == 1 and not r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and f"{p}:" in lines[0], r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole kernels: the lowered PTX executed by tests/ptx_sim.py against the interpreter
+# ---------------------------------------------------------------------------------------------
+
+
+def _lower(text: str, source: str, fold: bool = False):
+    from coopdialect.context import make_context
+    from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
+    from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
+
+    module = api.parse(text, source)
+    if fold:
+        FoldTensorViewsPass().apply(make_context(), module)
+    ConvertCoopToPtxPass().apply(make_context(), module)
+    return {k.sym_name.data: k for k in module.ops}
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
+
+
+def _run_both(text, source, kernel, bufs, grid, block, fold=False):
+    import ptx_sim
+
+    want = [b.copy() for b in bufs]
+    api.run_kernel(api.parse(text, source), kernel, want, grid)
+    got = [b.copy() for b in bufs]
+    ptx_sim.Kernel(_lower(text, source, fold)[kernel]).run(got, grid, block)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert _same_bits(g, w), f"{kernel} buffer {i}: {np.count_nonzero(g != w)} elements differ"
+
+
+EX = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize("fold", [False, True])
+def test_conv_patch_clamped_runs_like_the_interpreter(fold: bool) -> None:
+    rng = np.random.default_rng(5)
+    bufs = [rng.integers(-1000, 1000, (64, 64)).astype(np.float16),
+            np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16)]
+    _run_both((EX / "conv_patch_clamped.mlir").read_text(), "conv", "conv_patch", bufs,
+              (4, 4, 1), (32, 1, 1), fold)
+
+
+def test_softmax_rows_runs_like_the_interpreter() -> None:
+    rng = np.random.default_rng(6)
+    bufs = [rng.integers(-64, 65, (64, 16)).astype(np.float32), np.zeros((64, 16), np.float32),
+            np.zeros((32, 8), np.float32)]
+    _run_both((EX / "softmax_rows.mlir").read_text(), "softmax", "softmax_rows", bufs,
+              (1, 4, 1), (32, 1, 1))
+
+
+def test_dequant_q4_runs_like_the_interpreter() -> None:
+    from test_decode_func import make_q4_0
+    q, _ = make_q4_0(np.random.default_rng(7))
+    _run_both((EX / "block_decode_load.mlir").read_text(), "decode", "dequant_q4",
+              [q, np.zeros((64, 128), np.float16)], (8, 4, 1), (32, 1, 1))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_tensor_case_runs_like_the_interpreter(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    nrng = np.random.default_rng(seed)
+    while True:
+        case = tensor_ir.random_case(rng)
+        case["mode"] = ["Undefined", "Constant", "ClampToEdge", "Repeat", "RepeatMirrored"][seed % 5]
+        case["rows"], case["cols"] = rng.choice([16, 32]), rng.choice([16, 32])
+        case["dynamic"] = set()
+        buf, mat = tensor_ir.case_inputs(case, nrng)
+        if tensor_ir.expected(case, buf, mat) is not None:
+            break
+    text, _ = tensor_ir.case_ir(case)
+    _run_both(text, "case", "k", [buf, mat], (1, 1, 1), (32, 1, 1))

@@ -1,0 +1,366 @@
+"""A small executor of the `ptx` dialect, for tests: runs a lowered kernel on numpy buffers.
+
+It follows the PTX ISA's semantics for the instructions the tensor-addressing and
+cooperative-matrix-2 rules emit (integer and f16/bf16/f32 arithmetic, cvt with its rounding
+modifiers, setp/selp, ld/st in the global and shared spaces, branches with block arguments,
+shfl.sync.bfly, bar.warp.sync, bar.sync). Every thread is a Python generator over its own
+registers; it stops at a warp or CTA synchronisation point, where the scheduler exchanges the
+shuffled values and resumes the warp (or the CTA). A load or store outside a buffer raises
+(the GPU would fault or corrupt memory). mma/wgmma are not executed: kernels that use them run
+on the GPU only (tools/gpu/nv2_ptx_check.py).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from xdsl.ir import Block
+
+from coopdialect.dialects import ptx
+
+WIDTH = {"pred": 1, "b16": 16, "b32": 32, "b64": 64, "f32": 32, "f64": 64}
+FLOAT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+GLOBAL_SHIFT = 40
+
+
+class SimError(Exception):
+    """The kernel did something the GPU would fault on, or that the simulator lacks."""
+
+
+def _w(t: str) -> int:
+    return int("".join(ch for ch in t if ch.isdigit()))
+
+
+def _sval(bits: int, w: int) -> int:
+    bits &= (1 << w) - 1
+    return bits - (1 << w) if bits >> (w - 1) else bits
+
+
+def _fval(bits: int, t: str):
+    w = _w(t) if t != "bf16" else 16
+    return np.array([bits & ((1 << w) - 1)], UINT[w]).view(FLOAT[t])[0]
+
+
+def _fbits(x, t: str) -> int:
+    return int(np.array([x], FLOAT[t]).view(UINT[16 if t == "bf16" else _w(t)])[0])
+
+
+def _read(bits: int, t: str):
+    """A register's bits read as operand type t."""
+    if t in FLOAT:
+        return _fval(bits, t)
+    if t == "pred":
+        return bool(bits)
+    w = _w(t)
+    return _sval(bits, w) if t[0] == "s" else bits & ((1 << w) - 1)
+
+
+def _write(v, t: str) -> int:
+    if t in FLOAT:
+        return _fbits(v, t)
+    if t == "pred":
+        return bool(v)
+    return int(v) & ((1 << _w(t)) - 1)
+
+
+def _literal(kind: str, lit: str) -> int:
+    if lit.startswith("0f") or lit.startswith("0F"):
+        return int(lit[2:], 16)
+    if lit.startswith("0d") or lit.startswith("0D"):
+        return int(lit[2:], 16)
+    if kind == "pred":
+        return bool(int(lit, 0))
+    return int(lit, 0) & ((1 << WIDTH[kind]) - 1)
+
+
+def _cvt(tokens: list[str], bits: int) -> int:
+    dst, src = tokens[-2], tokens[-1]
+    rnd = tokens[0] if len(tokens) > 2 else ""
+    if src in FLOAT and dst in FLOAT:
+        x = np.float64(_fval(bits, src))
+        return _fbits(np.array([x]).astype(FLOAT[dst])[0], dst)
+    if src in FLOAT:  # float -> int: rzi, saturating, NaN -> 0
+        x = float(_fval(bits, src))
+        w = _w(dst)
+        if x != x:
+            return 0
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dst[0] == "s" else (0, (1 << w) - 1)
+        assert rnd == "rzi", tokens
+        v = int(np.trunc(x)) if abs(x) < 2.0**70 else (hi if x > 0 else lo)
+        return min(max(v, lo), hi) & ((1 << w) - 1)
+    v = _read(bits, src)
+    if dst in FLOAT:  # int -> float, one rounding (exact in f64 below 2^53)
+        assert rnd == "rn", tokens
+        return _fbits(np.array([np.float64(v)]).astype(FLOAT[dst])[0], dst)
+    return int(v) & ((1 << _w(dst)) - 1)  # extend (by src signedness) or truncate
+
+
+def _int_op(op: str, mods: list[str], a: list[int], rw: int) -> int:
+    t = mods[-1]
+    w = _w(t)
+    signed = t[0] == "s"
+    x = [_sval(v, w) if signed else v & ((1 << w) - 1) for v in a]
+    if op == "add":
+        r = x[0] + x[1]
+        if "sat" in mods:
+            r = min(max(r, -(1 << (w - 1))), (1 << (w - 1)) - 1)
+    elif op == "sub":
+        r = x[0] - x[1]
+    elif op in ("mul", "mad"):
+        p = x[0] * x[1]
+        if "wide" in mods:
+            r = p + (_sval(a[2], 2 * w) if signed else a[2]) if op == "mad" else p
+            return r & ((1 << (2 * w)) - 1)
+        r = (p & ((1 << w) - 1)) if "lo" in mods else p >> w
+        if op == "mad":
+            r = r + x[2]
+    elif op in ("div", "rem"):
+        if x[1] == 0:
+            return 0  # undefined in PTX; only unused results divide by zero
+        q = abs(x[0]) // abs(x[1]) * (1 if (x[0] >= 0) == (x[1] >= 0) else -1)
+        r = q if op == "div" else x[0] - x[1] * q
+    elif op == "min":
+        r = min(x)
+    elif op == "max":
+        r = max(x)
+    elif op == "neg":
+        r = -x[0]
+    elif op == "and":
+        r = x[0] & x[1]
+    elif op == "or":
+        r = x[0] | x[1]
+    elif op == "xor":
+        r = x[0] ^ x[1]
+    elif op == "not":
+        r = ~x[0]
+    elif op == "shl":
+        r = x[0] << min(a[1] & 0xFFFFFFFF, w)
+    elif op == "shr":
+        k = min(a[1] & 0xFFFFFFFF, w)
+        r = x[0] >> k
+    else:
+        raise SimError(f"integer {op}{''.join('.' + m for m in mods)}")
+    return r & ((1 << rw) - 1)
+
+
+def _float_op(op: str, t: str, a: list[int]):
+    x = [_fval(v, t) for v in a]
+    with np.errstate(all="ignore"):
+        if op == "add":
+            r = x[0] + x[1]
+        elif op == "sub":
+            r = x[0] - x[1]
+        elif op == "mul":
+            r = x[0] * x[1]
+        elif op == "div":
+            r = x[0] / x[1]
+        elif op == "neg":
+            r = -x[0]
+        elif op in ("fma", "mad"):
+            r = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])  # f32 only (exact in f64)
+        elif op == "max":
+            r = np.maximum(x[0], x[1])
+        elif op == "min":
+            r = np.minimum(x[0], x[1])
+        else:
+            raise SimError(f"float {op}.{t}")
+    return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
+
+
+def _resume(g, v):
+    try:
+        return g.send(v)
+    except StopIteration:
+        return None
+
+
+class Kernel:
+    """Runs one `ptx.kernel` over a grid (see the module docstring)."""
+
+    def __init__(self, kernel: ptx.KernelOp):
+        self.kernel = kernel
+        self.params = [p.data for p in kernel.params]
+        self.blocks = list(kernel.body.blocks)
+        self.shared: dict[str, int] = {}
+        size = 0
+        for b in self.blocks:
+            for op in b.ops:
+                if isinstance(op, ptx.SharedDeclOp):
+                    a = op.align.data
+                    size = (size + a - 1) // a * a
+                    self.shared[op.sym_name.data] = size + 16  # never address 0
+                    size += op.size.data
+        self.shared_size = size + 16
+
+    def run(self, buffers: list[np.ndarray], grid: tuple[int, int, int],
+            block: tuple[int, int, int]) -> None:
+        """Run the kernel; `buffers` (numpy arrays, one per parameter) are updated in place."""
+        mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy() for b in buffers]
+        for z in range(grid[2]):
+            for y in range(grid[1]):
+                for x in range(grid[0]):
+                    self._cta(mem, (x, y, z), grid, block)
+        for b, m in zip(buffers, mem):
+            b.reshape(-1).view(np.uint8)[:] = m
+
+    # -- one CTA ------------------------------------------------------------------------------
+
+    def _cta(self, mem, ctaid, grid, block) -> None:
+        n = block[0] * block[1] * block[2]
+        shared = np.zeros(self.shared_size, np.uint8)
+        threads = []
+        for t in range(n):
+            tid = (t % block[0], t // block[0] % block[1], t // (block[0] * block[1]))
+            sreg = {"%laneid": t % 32}
+            for i, d in enumerate("xyz"):
+                sreg[f"%tid.{d}"] = tid[i]
+                sreg[f"%ctaid.{d}"] = ctaid[i]
+                sreg[f"%ntid.{d}"] = block[i]
+                sreg[f"%nctaid.{d}"] = grid[i]
+            threads.append(self._thread(mem, shared, sreg))
+        state = [next(g, None) for g in threads]
+        while any(s is not None for s in state):
+            live = [s for s in state if s is not None]
+            kinds = {s[0] for s in live}
+            if len(kinds) != 1:
+                raise SimError(f"threads diverge at synchronisation points: {kinds}")
+            kind = kinds.pop()
+            if kind == "bar" and len(live) != n:
+                raise SimError("bar.sync with exited threads")
+            send = [None] * n
+            if kind == "shfl":
+                for w in range(0, n, 32):
+                    lanes = state[w:w + 32]
+                    for i, s in enumerate(lanes):
+                        if s is None:
+                            continue
+                        _, val, b, c, mask = s
+                        src = i ^ (b & 31)
+                        if lanes[src] is None:
+                            raise SimError("shfl from an exited lane")
+                        send[w + i] = lanes[src][1]
+            state = [_resume(g, v) if s is not None else None
+                     for g, s, v in zip(threads, state, send)]
+
+    def _thread(self, mem, shared, sreg):
+        regs: dict = {}
+        block: Block | None = self.blocks[0]
+        while block is not None:
+            nxt = None
+            for op in block.ops:
+                if isinstance(op, ptx.BraOp):
+                    vals = [regs[v] for v in op.args]
+                    for a, v in zip(op.target.args, vals):
+                        regs[a] = v
+                    nxt = op.target
+                    break
+                if isinstance(op, ptx.CbraOp):
+                    p = bool(regs[op.pred])
+                    if op.negate is not None:
+                        p = not p
+                    nxt = op.taken if p else op.other
+                    break
+                if isinstance(op, ptx.RetOp):
+                    return
+                if isinstance(op, ptx.ShflSyncOp):
+                    a = [regs[v] for v in op.args]
+                    got = yield ("shfl", a[0], a[1], a[2], a[3])
+                    regs[op.outs[0]] = got
+                    continue
+                if isinstance(op, ptx.BarWarpSyncOp):
+                    yield ("warp",)
+                    continue
+                if isinstance(op, ptx.BarSyncOp):
+                    yield ("bar",)
+                    continue
+                self._step(op, regs, mem, shared, sreg)
+            else:
+                i = self.blocks.index(block)
+                nxt = self.blocks[i + 1] if i + 1 < len(self.blocks) else None
+            block = nxt
+
+    def _addr(self, space: str, addr: int, n: int, mem, shared):
+        if space == "shared":
+            if addr < 16 or addr + n > len(shared):
+                raise SimError(f"shared access at {addr} ({n} bytes) outside the window")
+            return shared, addr
+        i, off = (addr >> GLOBAL_SHIFT) - 1, addr & ((1 << GLOBAL_SHIFT) - 1)
+        if not 0 <= i < len(mem) or off + n > len(mem[i]):
+            raise SimError(f"global access at buffer {i} byte {off} ({n} bytes) out of bounds")
+        return mem[i], off
+
+    def _step(self, op, regs, mem, shared, sreg) -> None:
+        if isinstance(op, ptx.CommentOp | ptx.SharedDeclOp):
+            return
+        if isinstance(op, ptx.MovImmOp):
+            regs[op.out] = _literal(ptx.reg_kind(op.out), op.imm.data)
+            return
+        if isinstance(op, ptx.MovSpecialOp):
+            src = op.source.data
+            regs[op.out] = sreg[src] if src in sreg else self.shared[src]
+            return
+        if isinstance(op, ptx.LdParamOp):
+            regs[op.out] = (self.params.index(op.param.data) + 1) << GLOBAL_SHIFT
+            return
+        if isinstance(op, ptx.PackOp):
+            lo, hi = (regs[v] for v in op.args)
+            regs[op.out] = (lo & 0xFFFF) | (hi & 0xFFFF) << 16
+            return
+        if isinstance(op, ptx.UnpackOp):
+            v = regs[op.arg]
+            regs[op.outs[0]], regs[op.outs[1]] = v & 0xFFFF, v >> 16 & 0xFFFF
+            return
+        if isinstance(op, ptx.LdOp | ptx.StOp):
+            tokens = op.mods.data.strip(".").split(".")
+            space, t = tokens[0], tokens[-1]
+            w = _w(t) // 8 if t not in FLOAT else (2 if t in ("f16", "bf16") else _w(t) // 8)
+            addr = regs[op.addr] + op.offset.data
+            buf, off = self._addr(space, addr, w, mem, shared)
+            if isinstance(op, ptx.LdOp):
+                raw = int.from_bytes(bytes(buf[off:off + w]), "little")
+                out = op.outs[0]
+                if t[0] == "s":
+                    raw = _sval(raw, 8 * w) & ((1 << WIDTH[ptx.reg_kind(out)]) - 1)
+                regs[out] = raw
+            else:
+                v = regs[op.values[0]] & ((1 << (8 * w)) - 1)
+                buf[off:off + w] = np.frombuffer(v.to_bytes(w, "little"), np.uint8)
+            return
+        if isinstance(op, ptx.PtxInst):
+            self._inst(op, regs)
+            return
+        raise SimError(f"simulator lacks '{op.name}'")
+
+    def _inst(self, op, regs) -> None:
+        code = op.OPCODE
+        tokens = op.mods.data.strip(".").split(".") if op.mods.data else []
+        a = [regs[v] for v in op.args]
+        out = op.outs[0]
+        rw = WIDTH[ptx.reg_kind(out)]
+        t = tokens[-1] if tokens else ""
+        if code == "cvt":
+            regs[out] = _cvt(tokens, a[0])
+        elif code == "cvta":
+            regs[out] = a[0]
+        elif code == "mov":
+            regs[out] = a[0] & ((1 << rw) - 1)
+        elif code == "setp":
+            cmp, st = tokens[0], tokens[1]
+            if st in FLOAT:
+                x, y = (float(_fval(v, st)) for v in a)
+            else:
+                x, y = (_read(v, st) for v in a)
+            regs[out] = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y,
+                         "ne": x != y, "lo": x < y, "ls": x <= y, "hi": x > y,
+                         "hs": x >= y}[cmp]
+        elif code == "selp":
+            regs[out] = a[0] if a[2] else a[1]
+        elif t == "pred":
+            p = [bool(v) for v in a]
+            regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
+                         "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
+        elif t in FLOAT:
+            regs[out] = _float_op(code, t, a)
+        else:
+            regs[out] = _int_op(code, tokens, a, rw)
