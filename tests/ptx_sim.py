@@ -6,8 +6,15 @@ modifiers, setp/selp, ld/st in the global and shared spaces, branches with block
 shfl.sync.bfly, bar.warp.sync, bar.sync). Every thread is a Python generator over its own
 registers; it stops at a warp or CTA synchronisation point, where the scheduler exchanges the
 shuffled values and resumes the warp (or the CTA). A load or store outside a buffer raises
-(the GPU would fault or corrupt memory). mma/wgmma are not executed: kernels that use them run
-on the GPU only (tools/gpu/nv2_ptx_check.py).
+(the GPU would fault or corrupt memory).
+
+`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (PTX ISA 9.7.14.5.8 fragment figures) and
+`wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}` with both operands in shared memory,
+K-major, no swizzle (9.7.15.5.1: descriptor start/LBO/SBO in 16-byte units at bits 0, 16, 32;
+core matrices of 8 rows x 16 bytes, LBO between core matrices along K, SBO along M/N; D
+fragment d_i at row 16w + g + 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
+(f64 products and sums, rounded once: exact for the small-integer data the tests use).
+wgmma.fence/commit_group/wait_group and fence.proxy.async order nothing here.
 """
 
 from __future__ import annotations
@@ -168,6 +175,79 @@ def _float_op(op: str, t: str, a: list[int]):
     return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
 
 
+def _f16(bits: int, hi: bool) -> float:
+    return float(_fval(bits >> 16 if hi else bits, "f16"))
+
+
+def _f32(x: float) -> int:
+    return _fbits(np.float32(x), "f32")
+
+
+def _mma(lanes) -> list:
+    """m16n8k16 f16 x f16 + f32 over one warp (ISA fragment figures for m16n8k16)."""
+    A, B, C = np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8))
+    for lane, s in enumerate(lanes):
+        _, a, b, c = s
+        g, q = lane >> 2, lane & 3
+        for i in range(4):  # a_{2i}, a_{2i+1} in register i
+            r = g + 8 * (i & 1)
+            col = 2 * q + 8 * (i >> 1)
+            A[r, col], A[r, col + 1] = _f16(a[i], False), _f16(a[i], True)
+        for i in range(2):
+            k = 2 * q + 8 * i
+            B[k, g], B[k + 1, g] = _f16(b[i], False), _f16(b[i], True)
+        for i in range(4):
+            C[g + 8 * (i >> 1), 2 * q + (i & 1)] = float(_fval(c[i], "f32"))
+    D = A @ B + C
+    return [[_f32(D[(lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)]) for i in range(4)]
+            for lane in range(32)]
+
+
+def _smem_matrix(shared, desc: int, rows: int, t: str) -> np.ndarray:
+    """rows x 16 elements of a K-major, no-swizzle operand described by `desc`."""
+    start = (desc & 0x3FFF) << 4
+    lbo = ((desc >> 16) & 0x3FFF) << 4
+    sbo = ((desc >> 32) & 0x3FFF) << 4
+    out = np.zeros((rows, 16))
+    for r in range(rows):
+        for k in range(16):
+            off = start + (r // 8) * sbo + (k // 8) * lbo + (r % 8) * 16 + (k % 8) * 2
+            if off < 16 or off + 2 > len(shared):
+                raise SimError(f"wgmma operand byte {off} outside shared memory")
+            out[r, k] = float(_fval(int(shared[off]) | int(shared[off + 1]) << 8, t))
+    return out
+
+
+def _wgmma(group, shared) -> list:
+    """m64nNk16 f32 += A (64x16) * B (16xN), both from shared-memory descriptors."""
+    _, mods, imms, da, db, _acc = group[0]
+    tokens = mods.strip(".").split(".")
+    n = int(tokens[0][tokens[0].index("n") + 1:tokens[0].index("k")])
+    t = tokens[2]
+    if imms.replace(" ", "") != "1,1,1,0,0" or tokens[1] != "f32":
+        raise SimError(f"simulator lacks wgmma{mods} {imms}")
+    for s in group:
+        if s[3] != da or s[4] != db:
+            raise SimError("wgmma descriptors differ between threads of a warpgroup")
+    A = _smem_matrix(shared, da, 64, t)
+    Bt = _smem_matrix(shared, db, n, t)  # N x K
+    D = np.zeros((64, n))
+    for tid, s in enumerate(group):
+        w, lane = tid >> 5, tid & 31
+        g, q = lane >> 2, lane & 3
+        for i, v in enumerate(s[5]):
+            D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)] = \
+                float(_fval(v, "f32"))
+    D = A @ Bt.T + D
+    out = []
+    for tid in range(len(group)):
+        w, lane = tid >> 5, tid & 31
+        g, q = lane >> 2, lane & 3
+        out.append([_f32(D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)])
+                    for i in range(n // 2)])
+    return out
+
+
 def _resume(g, v):
     try:
         return g.send(v)
@@ -229,7 +309,15 @@ class Kernel:
             if kind == "bar" and len(live) != n:
                 raise SimError("bar.sync with exited threads")
             send = [None] * n
-            if kind == "shfl":
+            if kind == "mma":
+                for w in range(0, n, 32):
+                    send[w:w + 32] = _mma(state[w:w + 32])
+            elif kind == "wgmma":
+                if n % 128:
+                    raise SimError("wgmma outside whole warpgroups")
+                for w in range(0, n, 128):
+                    send[w:w + 128] = _wgmma(state[w:w + 128], shared)
+            elif kind == "shfl":
                 for w in range(0, n, 32):
                     lanes = state[w:w + 32]
                     for i, s in enumerate(lanes):
@@ -273,6 +361,24 @@ class Kernel:
                     continue
                 if isinstance(op, ptx.BarSyncOp):
                     yield ("bar",)
+                    continue
+                if isinstance(op, ptx.MmaSyncOp):
+                    a, b, c = op.groups()
+                    if op.mods.data != ".m16n8k16.row.col.f32.f16.f16.f32":
+                        raise SimError(f"simulator lacks mma.sync{op.mods.data}")
+                    got = yield ("mma", [regs[v] for v in a], [regs[v] for v in b],
+                                 [regs[v] for v in c])
+                    for o, v in zip(op.outs, got):
+                        regs[o] = v
+                    continue
+                if isinstance(op, ptx.WgmmaMmaAsyncOp):
+                    got = yield ("wgmma", op.mods.data, op.imms.data, regs[op.desc_a],
+                                 regs[op.desc_b], [regs[v] for v in op.acc])
+                    for o, v in zip(op.outs, got):
+                        regs[o] = v
+                    continue
+                if isinstance(op, ptx.WgmmaFenceOp | ptx.WgmmaCommitGroupOp |
+                              ptx.WgmmaWaitGroupOp | ptx.FenceProxyAsyncOp):
                     continue
                 self._step(op, regs, mem, shared, sreg)
             else:
