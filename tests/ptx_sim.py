@@ -274,8 +274,11 @@ class Kernel:
         self.shared_size = size + 16
 
     def run(self, buffers: list[np.ndarray], grid: tuple[int, int, int],
-            block: tuple[int, int, int]) -> None:
-        """Run the kernel; `buffers` (numpy arrays, one per parameter) are updated in place."""
+            block: tuple[int, int, int], shifts: list[int] | None = None) -> None:
+        """Run the kernel; `buffers` (numpy arrays, one per parameter) are updated in place.
+        `shifts[i]` moves buffer i's base address by that many bytes (to test alignment
+        checks; buffers start 2^40-aligned otherwise)."""
+        self.shifts = shifts or [0] * len(buffers)
         mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy() for b in buffers]
         for z in range(grid[2]):
             for y in range(grid[1]):
@@ -391,8 +394,9 @@ class Kernel:
             if addr < 16 or addr + n > len(shared):
                 raise SimError(f"shared access at {addr} ({n} bytes) outside the window")
             return shared, addr
-        i, off = (addr >> GLOBAL_SHIFT) - 1, addr & ((1 << GLOBAL_SHIFT) - 1)
-        if not 0 <= i < len(mem) or off + n > len(mem[i]):
+        i = (addr >> GLOBAL_SHIFT) - 1
+        off = (addr & ((1 << GLOBAL_SHIFT) - 1)) - (self.shifts[i] if 0 <= i < len(mem) else 0)
+        if not 0 <= i < len(mem) or off < 0 or off + n > len(mem[i]):
             raise SimError(f"global access at buffer {i} byte {off} ({n} bytes) out of bounds")
         return mem[i], off
 
@@ -407,7 +411,8 @@ class Kernel:
             regs[op.out] = sreg[src] if src in sreg else self.shared[src]
             return
         if isinstance(op, ptx.LdParamOp):
-            regs[op.out] = (self.params.index(op.param.data) + 1) << GLOBAL_SHIFT
+            i = self.params.index(op.param.data)
+            regs[op.out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
             return
         if isinstance(op, ptx.PackOp):
             lo, hi = (regs[v] for v in op.args)
@@ -420,18 +425,23 @@ class Kernel:
         if isinstance(op, ptx.LdOp | ptx.StOp):
             tokens = op.mods.data.strip(".").split(".")
             space, t = tokens[0], tokens[-1]
-            w = _w(t) // 8 if t not in FLOAT else (2 if t in ("f16", "bf16") else _w(t) // 8)
+            count = int(tokens[1][1:]) if tokens[1].startswith("v") else 1
+            w = 2 if t in ("f16", "bf16") else _w(t) // 8
             addr = regs[op.addr] + op.offset.data
-            buf, off = self._addr(space, addr, w, mem, shared)
+            if count > 1 and addr % (w * count):
+                raise SimError(f"misaligned ld/st{op.mods.data} at {addr}")
+            buf, off = self._addr(space, addr, w * count, mem, shared)
             if isinstance(op, ptx.LdOp):
-                raw = int.from_bytes(bytes(buf[off:off + w]), "little")
-                out = op.outs[0]
-                if t[0] == "s":
-                    raw = _sval(raw, 8 * w) & ((1 << WIDTH[ptx.reg_kind(out)]) - 1)
-                regs[out] = raw
+                for i, out in enumerate(op.outs):
+                    raw = int.from_bytes(bytes(buf[off + i * w:off + (i + 1) * w]), "little")
+                    if t[0] == "s":
+                        raw = _sval(raw, 8 * w) & ((1 << WIDTH[ptx.reg_kind(out)]) - 1)
+                    regs[out] = raw
             else:
-                v = regs[op.values[0]] & ((1 << (8 * w)) - 1)
-                buf[off:off + w] = np.frombuffer(v.to_bytes(w, "little"), np.uint8)
+                for i, val in enumerate(op.values):
+                    v = regs[val] & ((1 << (8 * w)) - 1)
+                    buf[off + i * w:off + (i + 1) * w] = np.frombuffer(v.to_bytes(w, "little"),
+                                                                       np.uint8)
             return
         if isinstance(op, ptx.PtxInst):
             self._inst(op, regs)

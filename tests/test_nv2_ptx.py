@@ -298,13 +298,13 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
 
 
-def _run_both(text, source, kernel, bufs, grid, block, fold=False):
+def _run_both(text, source, kernel, bufs, grid, block, fold=False, shifts=None):
     import ptx_sim
 
     want = [b.copy() for b in bufs]
     api.run_kernel(api.parse(text, source), kernel, want, grid)
     got = [b.copy() for b in bufs]
-    ptx_sim.Kernel(_lower(text, source, fold)[kernel]).run(got, grid, block)
+    ptx_sim.Kernel(_lower(text, source, fold)[kernel]).run(got, grid, block, shifts)
     for i, (g, w) in enumerate(zip(got, want)):
         assert _same_bits(g, w), f"{kernel} buffer {i}: {np.count_nonzero(g != w)} elements differ"
 
@@ -352,10 +352,13 @@ def test_random_tensor_case_runs_like_the_interpreter(seed: int) -> None:
     _run_both(text, "case", "k", [buf, mat], (1, 1, 1), (32, 1, 1))
 
 
-def test_coopmat2_gemm_two_warpgroups_runs_like_the_interpreter() -> None:
+@pytest.mark.parametrize("shift", [0, 2])
+def test_coopmat2_gemm_two_warpgroups_runs_like_the_interpreter(shift: int) -> None:
     """The generated coopmat2 GEMM (256 invocations = 2 warpgroups, 128x256 accumulator, A/B
     staged from load_tensor, 4 chained wgmma per warpgroup) at its smallest size; the
-    simulator computes wgmma from the shared-memory descriptors as the ISA defines them."""
+    simulator computes wgmma from the shared-memory descriptors as the ISA defines them.
+    With A and B 16-byte aligned the staging takes the ld.global.v4 path, with both moved by
+    2 bytes the element path."""
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
     from gen_coopmat2_gemm import coopmat2_gemm_ir, grid
@@ -364,4 +367,4 @@ def test_coopmat2_gemm_two_warpgroups_runs_like_the_interpreter() -> None:
     bufs = [rng.integers(-4, 5, (128, 64)).astype(np.float16),
             rng.integers(-4, 5, (64, 256)).astype(np.float16), np.zeros((128, 256), np.float32)]
     _run_both(coopmat2_gemm_ir(128, 256, 64), "gen", "gemm_coopmat2", bufs, grid(128, 256),
-              (256, 1, 1))
+              (256, 1, 1), shifts=[shift, shift, 0])

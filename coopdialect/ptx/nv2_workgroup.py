@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
 
 import coopdialect.ptx.nv2_rules  # noqa: F401  (registers the coopmat2 rules)
 import coopdialect.ptx.tensor_rules  # noqa: F401  (registers the tensor-addressing rules)
@@ -183,28 +183,112 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
                f"({len(pos)} elements per invocation), clamp {layout.mode.value}"
                f"{', view' if view else ''}")
     lw.emit(ptx.BarSyncOp(0))
+    aligned = _vector_condition(lw, op, t, buf, layout, view, n)
+    if aligned is None:
+        _stage_elements(lw, op, t, buf, layout, view, pos, fill, smem, mn)
+    else:
+        # 16-byte rows when the tensor's rows are 16-byte aligned at run time (uniform)
+        vec, scalar, join = lw.new_block(), Block(), Block()
+        lw.emit(ptx.CbraOp(aligned, scalar, vec, negate=True))
+        lw.cur = vec
+        _stage_vectors(lw, op, t, buf, layout, n, smem, mn)
+        lw.emit(ptx.BraOp(join))
+        lw.blocks.append(scalar)
+        lw.cur = scalar
+        _stage_elements(lw, op, t, buf, layout, view, pos, fill, smem, mn)
+        lw.emit(ptx.BraOp(join))
+        lw.blocks.append(join)
+        lw.cur = join
+    lw.emit(ptx.FenceProxyAsyncOp())
+    lw.emit(ptx.BarSyncOp(0))
+    lw.vmap[op.result] = StagedTile(t, smem, mn, k)
+
+
+def _smem_offset(ar: Arith, m_: Aff, k_: Aff, mn: int) -> Aff:
+    """Byte offset of element (mn, k) in the staged tile (module docstring)."""
+    ks, kr = ar.divmod(k_, af.const(16))
+    kh, kl = ar.divmod(kr, af.const(8))
+    mh, ml = ar.divmod(m_, af.const(8))
+    return af.add(af.add(af.scale(ks, mn * 32), af.scale(mh, SBO)),
+                  af.add(af.add(af.scale(kh, LBO), af.scale(ml, 16)), af.scale(kl, 2)))
+
+
+def _smem_reg(lw: KernelLowering, ar: Arith, smem: SSAValue, off: Aff) -> SSAValue:
+    var = af.Aff(off.terms, 0)
+    if var.is_const:
+        return smem
+    key = ("stage", id(smem), ar._key(var))
+    if key not in ar.memo:
+        ar.memo[key] = lw.inst(ptx.AddOp, ".s64", [smem, ar.reg(var)], "b64")
+    return ar.memo[key]
+
+
+def _stage_elements(lw, op, t, buf, layout, view, pos, fill, smem, mn) -> None:
+    """One element per instruction, any layout and view (tensor_rules.load_elements)."""
     vals = load_elements(lw, op, buf, layout, view, pos, t.columns, [fill] * len(pos),
                          t.element_type)
     ar = Arith(lw)
     for (r, c), v in zip(pos, vals):
         m_, k_ = (r, c) if t.use_value == Use.MatrixA else (c, r)
-        ks, kr = ar.divmod(k_, af.const(16))
-        kh, kl = ar.divmod(kr, af.const(8))
-        mh, ml = ar.divmod(m_, af.const(8))
-        off = af.add(af.add(af.scale(ks, mn * 32), af.scale(mh, SBO)),
-                     af.add(af.add(af.scale(kh, LBO), af.scale(ml, 16)), af.scale(kl, 2)))
-        var = af.Aff(off.terms, 0)
-        if var.is_const:
-            a = smem
-        else:
-            key = ("stage", id(smem), ar._key(var))
-            if key not in ar.memo:
-                ar.memo[key] = lw.inst(ptx.AddOp, ".s64", [smem, ar.reg(var)], "b64")
-            a = ar.memo[key]
-        lw.emit(ptx.StOp(".shared.b16", a, off.const, [v]))
-    lw.emit(ptx.FenceProxyAsyncOp())
-    lw.emit(ptx.BarSyncOp(0))
-    lw.vmap[op.result] = StagedTile(t, smem, mn, k)
+        off = _smem_offset(ar, m_, k_, mn)
+        lw.emit(ptx.StOp(".shared.b16", _smem_reg(lw, ar, smem, off), off.const, [v]))
+
+
+def _vector_condition(lw, op, t, buf, layout, view, n):
+    """The run-time predicate under which 8 consecutive matrix columns are 8 consecutive,
+    16-byte aligned memref elements (then `_stage_vectors` may move them as one
+    ld.global.v4.b32), or None when the layout does not promise contiguity at compile time.
+
+    Contiguity: clamp mode Undefined (in-bounds coordinates), no view, Dim 2, block sizes 1,
+    stride (S, 1) with S % 8 == 0, span[1] % 8 == 0 (8 columns stay in one span row), columns
+    % 8 == 0, and a memref of fewer than 2^32 - 8 elements (so the uint32 index cannot wrap
+    between valid elements). Alignment: the index of a group's first element is congruent to
+    offset[1] modulo 8, so it is aligned iff (base + 2*offset[1]) % 16 == 0 — the same for
+    every thread."""
+    ints = [b.const if b.is_const else None for b in layout.block_size]
+    st, sp = layout.stride, layout.span
+    size = 1
+    for d in buf.ty.get_shape():
+        size *= d
+    ok = (layout.mode.value == "Undefined" and view is None and len(st) == 2
+          and ints == [1, 1] and st[1].is_const and st[1].const == 1 and st[0].is_const
+          and st[0].const % 8 == 0 and sp[1].is_const and sp[1].const % 8 == 0
+          and t.columns % 8 == 0 and 0 < size < 2**32 - 8
+          and coop.bit_width(buf.ty.element_type) == 16
+          and (t.rows * t.columns // 8) % n == 0)
+    if not ok:
+        return None
+    ar = Arith(lw)
+    first = lw.inst(ptx.MadOp, ".lo.s64", [ar.reg(layout.offset[1]), lw.imm("b64", "2"),
+                                           buf.base], "b64")
+    low = lw.inst(ptx.AndOp, ".b64", [first, lw.imm("b64", "15")], "b64")
+    return lw.inst(ptx.SetpOp, ".eq.b64", [low, lw.imm("b64", "0")], "pred")
+
+
+def _stage_vectors(lw, op, t, buf, layout, n, smem, mn) -> None:
+    """Each thread moves groups of 8 columns: ld.global.v4.b32, then st.shared.v4.b32 (A: the
+    8 columns are 8 consecutive K, contiguous in the core matrix) or 8 st.shared.b16 (B: 8
+    consecutive N, 16 bytes apart)."""
+    from coopdialect.ptx.tensor_rules import address, element_address
+    ar = Arith(lw)
+    groups = _traversal(lw, op, t.rows, t.columns // 8, n, False)
+    es = 2
+    for r, g8 in groups:
+        c = af.scale(g8, 8)
+        e = element_address(ar, layout, None, r, c, t.columns, False)
+        a, off = address(ar, buf, e.index, es)
+        words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
+        if t.use_value == Use.MatrixA:
+            so = _smem_offset(ar, r, c, mn)
+            lw.emit(ptx.StOp(".shared.v4.b32", _smem_reg(lw, ar, smem, so), so.const,
+                             list(words)))
+            continue
+        so = _smem_offset(ar, c, r, mn)
+        sa = _smem_reg(lw, ar, smem, so)
+        for i, w in enumerate(words):
+            lo, hi = lw.emit(ptx.UnpackOp(".b32", w, [ptx.B16, ptx.B16])).outs
+            lw.emit(ptx.StOp(".shared.b16", sa, so.const + 32 * i, [lo]))
+            lw.emit(ptx.StOp(".shared.b16", sa, so.const + 32 * i + 16, [hi]))
 
 
 def store_tensor_workgroup(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:
