@@ -368,3 +368,84 @@ def test_coopmat2_gemm_two_warpgroups_runs_like_the_interpreter(shift: int) -> N
             rng.integers(-4, 5, (64, 256)).astype(np.float16), np.zeros((128, 256), np.float32)]
     _run_both(coopmat2_gemm_ir(128, 256, 64), "gen", "gemm_coopmat2", bufs, grid(128, 256),
               (256, 1, 1), shifts=[shift, shift, 0])
+
+
+NV2_OPS_KERNEL = """
+!acc = !coop.matrix<{M}x{N}xf16, Subgroup, MatrixAcc>
+!ma = !coop.matrix<{M}x{N}xf16, Subgroup, MatrixA>
+!mb = !coop.matrix<{M}x{N}xf16, Subgroup, MatrixB>
+!tb = !coop.matrix<{N}x{M}xf16, Subgroup, MatrixB>
+!L = !tensor_addr.layout<2, Constant>
+func.func @add(%a: f16, %b: f16) -> f16 {{
+  %r = arith.addf %a, %b : f16
+  func.return %r : f16
+}}
+func.func @maxf(%a: f16, %b: f16) -> f16 {{
+  %r = arith.maximumf %a, %b : f16
+  func.return %r : f16
+}}
+func.func @pos(%r: i32, %c: i32, %x: f16, %s: f16, %y: f16) -> f16 {{
+  %k = arith.constant 64 : i32
+  %rk = arith.muli %r, %k : i32
+  %i = arith.addi %rk, %c : i32
+  %f = arith.sitofp %i : i32 to f16
+  %t = arith.mulf %x, %s : f16
+  %u = arith.subf %t, %y : f16
+  %v = arith.addf %u, %f : f16
+  func.return %v : f16
+}}
+func.func @k(%X: memref<{M}x{N}xf16>, %Out: memref<16x{M}x{N}xf16>) attributes {{coop.workgroup_size = array<i32: 64, 1, 1>}} {{
+  %Mi = arith.constant {M} : i32
+  %Ni = arith.constant {N} : i32
+  %z = arith.constant 0 : i32
+  %c0 = arith.constant 0 : index
+  %ld = arith.constant {N} : index
+  %ldt = arith.constant {M} : index
+  %l0 = tensor_addr.create_layout : !L
+  %l1 = tensor_addr.layout_set_dimension %l0, %Mi, %Ni : !L
+  %x = coop.load %X[%c0], %ld, RowMajor : memref<{M}x{N}xf16> -> !acc
+  %a = coop.convert %x : !acc -> !ma
+  %b = coop.convert %x : !acc -> !mb
+  %t = coop.transpose %x : !acc -> !tb
+  %r = coop.reduce Row %x, @add : !acc -> !acc
+  %c = coop.reduce Column %x, @maxf : !acc -> !acc
+  %rc = coop.reduce Row|Column %x, @add : !acc -> !acc
+  %s = arith.constant 1.5 : f16
+  %p = coop.per_element_op @pos(%x, %s, %r) : !acc, f16, !acc -> !acc
+  %sg = gpu.subgroup_id : index
+  %per = arith.constant {MN8} : index
+  %base = arith.muli %sg, %per : index
+  %e1 = arith.constant {MN} : index
+  %e2 = arith.constant {MN2} : index
+  %e3 = arith.constant {MN3} : index
+  %e4 = arith.constant {MN4} : index
+  %e5 = arith.constant {MN5} : index
+  %e6 = arith.constant {MN6} : index
+  %q1 = arith.addi %base, %e1 : index
+  %q2 = arith.addi %base, %e2 : index
+  %q3 = arith.addi %base, %e3 : index
+  %q4 = arith.addi %base, %e4 : index
+  %q5 = arith.addi %base, %e5 : index
+  %q6 = arith.addi %base, %e6 : index
+  coop.store %a, %Out[%base], %ld, RowMajor : !ma, memref<16x{M}x{N}xf16>
+  coop.store %b, %Out[%q1], %ld, RowMajor : !mb, memref<16x{M}x{N}xf16>
+  coop.store %t, %Out[%q2], %ldt, RowMajor : !tb, memref<16x{M}x{N}xf16>
+  coop.store %r, %Out[%q3], %ld, RowMajor : !acc, memref<16x{M}x{N}xf16>
+  coop.store %c, %Out[%q4], %ld, RowMajor : !acc, memref<16x{M}x{N}xf16>
+  coop.store %rc, %Out[%q5], %ld, RowMajor : !acc, memref<16x{M}x{N}xf16>
+  coop.store %p, %Out[%q6], %ld, RowMajor : !acc, memref<16x{M}x{N}xf16>
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("m,n", [(16, 16), (32, 16)])
+def test_convert_transpose_reduce_per_element_run_like_the_interpreter(m: int, n: int) -> None:
+    """convert to A and B, transpose, reduce Row/Column/Row|Column, per_element_op with row
+    and column, a scalar and a matrix operand; two subgroups per workgroup (a per-warp tile)."""
+    mn = m * n
+    text = NV2_OPS_KERNEL.format(M=m, N=n, MN=mn, MN2=2 * mn, MN3=3 * mn, MN4=4 * mn,
+                                 MN5=5 * mn, MN6=6 * mn, MN8=8 * mn)
+    rng = np.random.default_rng(m)
+    x = rng.integers(-8, 9, (m, n)).astype(np.float16)
+    _run_both(text, "nv2ops", "k", [x, np.zeros((16, m, n), np.float16)], (1, 1, 1), (64, 1, 1))
