@@ -12,7 +12,9 @@ A workgroup of W = n/128 warpgroups (n = coop.workgroup_size invocations, a mult
   (mn%8)·16 + (k%8)·2 bytes; LBO 128, SBO 256). Every thread stages elements e = t + j·n of
   the matrix traversed row by row (column by column when the view permutes), so neighbouring
   threads read neighbouring columns: contiguous memory for a row-major layout. Each element's
-  address is tensor_rules.element_address (all clamp modes, views, blocks). Sequence:
+  address is tensor_rules.element_address (all clamp modes, views, blocks); where the layout
+  promises contiguous rows, a uniform run-time alignment test picks a path with one
+  ld.global.v4 per 8 columns (`_vector_condition`). Sequence:
   `bar.sync` (the previous product has read the tile), loads, `st.shared`, `fence.proxy.async`,
   `bar.sync`.
 * mul_add with staged A and B: each warpgroup issues K/16 chained
