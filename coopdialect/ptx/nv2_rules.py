@@ -25,13 +25,12 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import (AnyFloat, BFloat16Type, Float16Type, Float32Type, IndexType,
-                                   IntegerType, MemRefType)
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
 from xdsl.ir import Block, SSAValue
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
-from coopdialect.dialects.coop import Scope, Use
+from coopdialect.dialects.coop import Scope
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Arith
@@ -558,5 +557,3 @@ def _transpose(lw: KernelLowering, op: nv2.TransposeOp) -> None:
     lw.vmap[op.result] = Frag(res, _through_smem(lw, op, src, list(lw.vmap[op.matrix].regs),
                                                  sp, want))
 
-
-_ = (AnyFloat, IndexType, MemRefType, Use)

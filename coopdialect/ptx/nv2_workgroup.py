@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Block, SSAValue
 
+import coopdialect.ptx.coop_rules  # noqa: F401  (the rules wrapped below)
 import coopdialect.ptx.nv2_rules  # noqa: F401  (registers the coopmat2 rules)
 import coopdialect.ptx.tensor_rules  # noqa: F401  (registers the tensor-addressing rules)
 from coopdialect.dialects import coop, ptx

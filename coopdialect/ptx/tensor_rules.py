@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.ir import Block
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
@@ -334,9 +335,7 @@ def skip_unless(lw: KernelLowering, p: Pred, body) -> None:
         return
     if p is False:
         return
-    then, skip = lw.new_block(), None
-    from xdsl.ir import Block
-    skip = Block()
+    then, skip = lw.new_block(), Block()
     lw.emit(ptx.CbraOp(p, skip, then, negate=True))
     lw.cur = then
     body()
@@ -408,8 +407,8 @@ def load_elements(lw: KernelLowering, op, buf: Buf, lay: LayoutV, view: ViewV | 
         fallback = old
         if e.discarded is not False:
             cv = clamp_bits(lw, et, lay.clamp_value, ar)
-            fallback = cv if e.active is True else lw.inst(
-                ptx.SelpOp, f".{'b16' if kind == 'b16' else kind}", [cv, old, e.active], kind)
+            fallback = cv if e.active is True else lw.inst(ptx.SelpOp, f".{kind}",
+                                                           [cv, old, e.active], kind)
         if sel is False:
             out.append(fallback)
             continue
