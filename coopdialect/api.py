@@ -5,6 +5,7 @@
     spv = api.compile_to_spirv(module)                 # bytes of a Vulkan compute module
     ptx = api.compile_to_ptx(api.parse_file(...))      # PTX text for sm_90a
     api.run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # numpy, in place
+    api.run_kernel(module, "gemm_f16", [A, B, C], (2, 2, 1), device="cuda", check=True)
 
 Every function raises `coopdialect.diagnostics.CoopError` (or xDSL's ParseError) for bad input; its
 `str()` is the one-line `file:line:col: error: ...` diagnostic. `parse_*` verify the module.
@@ -72,8 +73,28 @@ def run_kernel(
     buffers: Sequence[np.ndarray],
     grid: tuple[int, int, int],
     subgroup_size: int = 32,
-) -> None:
-    """Interpret `kernel` over `grid` workgroups; `buffers` (one per memref argument) are updated in place."""
-    from coopdialect.interpreter.kernel import run_kernel as _run
+    *,
+    device: str = "interp",
+    pipeline: str | None = None,
+    check: bool = False,
+    bench: int = 0,
+    flops: float | None = None,
+):
+    """Run `kernel` over `grid` workgroups; `buffers` (one per memref argument) are updated in place.
 
-    _run(module, kernel, buffers, grid, subgroup_size=subgroup_size)
+    `device`: "interp" (the interpreter, default), "cuda" or "vulkan" (coopdialect.runtime:
+    compile with `pipeline` + the device's conversion, upload, launch, download). `check`
+    compares every buffer with the interpreter's on the same inputs, `bench` times that many
+    launches. Returns None for a plain interpreter run, else a `coopdialect.runtime.RunReport`
+    (`.verdicts`, `.times`, `.lines()`). Raises DeviceError (one line) when the device is
+    missing or lacks a feature.
+    """
+    if device == "interp" and not (pipeline or check or bench):
+        from coopdialect.interpreter.kernel import run_kernel as _run
+
+        _run(module, kernel, buffers, grid, subgroup_size=subgroup_size)
+        return None
+    from coopdialect.runtime import run_kernel as _run_on
+
+    return _run_on(module, kernel, buffers, grid, device, pipeline=pipeline, check=check,
+                   bench=bench, flops=flops, subgroup_size=subgroup_size)

@@ -26,8 +26,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
         return FoldTensorViewsPass
 
+    def pipeline_coop_loads():
+        from coopdialect.passes.pipeline_coop_loads import PipelineCoopLoadsPass
+        return PipelineCoopLoadsPass
+
     return {
         "fold-tensor-views": fold_tensor_views,
+        "pipeline-coop-loads": pipeline_coop_loads,
         "legalize-coop-sizes": legalize_coop_sizes,
         "convert-coop-to-spirv": convert_coop_to_spirv,
         "convert-coop-to-ptx": convert_coop_to_ptx,

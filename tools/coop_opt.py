@@ -3,7 +3,8 @@
 Conventions are xdsl-opt's (`-p 'pass{k=v},pass'`, `-t target`, `-o file`, `--split-input-file`,
 `--verify-diagnostics`, `--print-op-generic`), plus:
 
-* `-t spirv` writes a SPIR-V binary, `-t spirv-asm` its disassembly, `-t ptx` PTX text, `-t mlir` IR.
+* `-t spirv` writes a SPIR-V binary, `-t spirv-asm` its disassembly, `-t ptx` PTX text, `-t ptx-launch`
+  its launch description (JSON, docs/runtime.md), `-t mlir` IR.
 * Any error (syntax, unknown op, verifier, pass, emitter, unwritable output) is one line on stderr,
   `file:line:col: error: message`, and exit status 1; nothing is written to the output file unless
   the whole run succeeded.
@@ -42,7 +43,11 @@ def _targets() -> dict[str, Callable[[], type]]:
         from coopdialect.ptx.target import PtxTarget
         return PtxTarget
 
-    return {"spirv": spirv, "spirv-asm": spirv_asm, "ptx": ptx}
+    def ptx_launch():
+        from coopdialect.ptx.launch import PtxLaunchTarget
+        return PtxLaunchTarget
+
+    return {"spirv": spirv, "spirv-asm": spirv_asm, "ptx": ptx, "ptx-launch": ptx_launch}
 
 
 class CoopOptMain(xDSLOptMain):

@@ -3,7 +3,8 @@
 #
 #   bash tools/test.sh            # venv + packages + Khronos tools, then lit (FileCheck) and pytest
 #
-# What it installs: a virtual environment in .venv with coopdialect and its test extras, and
+# What it installs: a virtual environment in .venv with coopdialect, its test extras and the
+# [cuda] extra (cuda-bindings: the CUDA runner's no-driver path is tested against it), and
 # SPIRV-Tools/glslang/SPIRV-Headers from Debian trixie (tools/install_spirv_tools.sh). ptxas must
 # be on PATH or at /usr/local/bin/ptxas (CUDA); a missing validator makes the suite fail.
 set -euo pipefail
@@ -13,7 +14,7 @@ py=${PYTHON:-python3}
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required" >&2; exit 1; }
 [[ -x .venv/bin/python ]] || "$py" -m venv .venv
 log=$(mktemp)
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,cuda]' >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
 rm -f "$log"
 
 bin=$(bash tools/install_spirv_tools.sh)

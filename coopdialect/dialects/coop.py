@@ -158,10 +158,24 @@ class LayoutAttr(EnumAttribute[Layout], SpacedOpaqueSyntaxAttribute):
 
 
 @irdl_attr_definition
-class StorageClassAttr(EnumAttribute[StorageClass], SpacedOpaqueSyntaxAttribute):
-    """Memory space of a memref: `memref<256xf16, #coop<storage_class Workgroup>>`; none = StorageBuffer."""
+class StorageClassAttr(EnumAttribute[StorageClass]):
+    """Memory space of a memref: `memref<256xf16, #coop.storage_class<Workgroup>>`; none = StorageBuffer.
+
+    Prints as `#coop.storage_class<Workgroup>`; the opaque spelling `#coop<storage_class Workgroup>`
+    is still read."""
 
     name = "coop.storage_class"
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.value}>")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> StorageClass:
+        if parser.parse_optional_punctuation("<") is None:  # the opaque form: a bare name
+            return parser.parse_str_enum(StorageClass)
+        value = parser.parse_str_enum(StorageClass)
+        parser.parse_punctuation(">")
+        return value
 
 
 @irdl_attr_definition
@@ -1202,6 +1216,12 @@ def _nv2_ops():
     return NV2_OPS
 
 
+def _async_ops():
+    # the staged form (workgroup buffers, asynchronous copies) lives in its own module too
+    from coopdialect.dialects.coop_async import ASYNC_OPS
+    return ASYNC_OPS
+
+
 Coop = Dialect(
     "coop",
     [
@@ -1217,6 +1237,7 @@ Coop = Dialect(
         MatrixTimesScalarOp,
         *CONVERSIONS,
         *_nv2_ops(),
+        *_async_ops(),
     ],
     [ScopeAttr, UseAttr, LayoutAttr, StorageClassAttr, MatrixOperandsAttr, MatrixType,
      MemoryAccessAttr],

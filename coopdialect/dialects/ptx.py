@@ -78,27 +78,57 @@ class PtxOp(IRDLOperation):
 
 @irdl_op_definition
 class KernelOp(IRDLOperation):
-    """`.visible .entry NAME(.param .u64 P0, ...)` with the body's blocks (PTX ISA 11.1.1).
+    """`.visible .entry NAME(.param ... P0, ...)` with the body's blocks (PTX ISA 11.1.1).
 
-    `params` are the `.param .u64` pointer names in order; `reqntid` the `.reqntid x, y, z`
-    directive (from `coop.workgroup_size`); `source` the original function name (a comment).
+    `params` are the parameter names in order: `.param .u64` pointers, except those listed in
+    `tensor_maps`, which are `.param .align 64 .b8 NAME[128]` CUtensorMap objects (PTX ISA
+    5.5.8). `reqntid` is the `.reqntid x, y, z` directive (from `coop.workgroup_size`);
+    a warp-specialized kernel has `maxntid` + `minnctapersm 1` instead (a register cap at entry,
+    which `setmaxnreg` needs). `dynamic_shared` is the bytes of `.extern .shared` memory the
+    kernel uses (the launch asks for them). `launch` is the launch description (JSON text,
+    `coopdialect.ptx.launch`) when the host must do more than pass one pointer per argument.
+    `arg_types` are the source function's memref argument types, one per memref argument
+    (what `coopdialect.ptx.launch.describe` reports as the kernel's buffers).
     """
 
     name = "ptx.kernel"
     sym_name = prop_def(StringAttr)
     params = prop_def(ArrayAttr)
     reqntid = opt_prop_def(ArrayAttr)
+    maxntid = opt_prop_def(ArrayAttr)
+    tensor_maps = opt_prop_def(ArrayAttr)
+    dynamic_shared = opt_prop_def(IntAttr)
+    launch = opt_prop_def(StringAttr)
+    arg_types = opt_prop_def(ArrayAttr)
     body = region_def()
 
     def __init__(self, sym_name: str, params: Sequence[str], blocks: Sequence[Block],
-                 reqntid: Sequence[int] | None = None):
+                 reqntid: Sequence[int] | None = None,
+                 arg_types: Sequence[Attribute] | None = None, *,
+                 maxntid: Sequence[int] | None = None, tensor_maps: Sequence[str] = (),
+                 dynamic_shared: int = 0, launch: str | None = None):
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "params": ArrayAttr([StringAttr(p) for p in params]),
         }
         if reqntid is not None:
             props["reqntid"] = ArrayAttr([IntAttr(x) for x in reqntid])
+        if arg_types is not None:
+            props["arg_types"] = ArrayAttr(list(arg_types))
+        if maxntid is not None:
+            props["maxntid"] = ArrayAttr([IntAttr(x) for x in maxntid])
+        if tensor_maps:
+            props["tensor_maps"] = ArrayAttr([StringAttr(p) for p in tensor_maps])
+        if dynamic_shared:
+            props["dynamic_shared"] = IntAttr(dynamic_shared)
+        if launch is not None:
+            props["launch"] = StringAttr(launch)
         super().__init__(properties=props, regions=[Region(list(blocks))])
+
+    @property
+    def dynamic_shared_name(self) -> str:
+        """The `.extern .shared` array of this kernel (declared at module scope)."""
+        return f"{self.sym_name.data}_dsmem"
 
 
 @irdl_op_definition
@@ -457,13 +487,110 @@ class WgmmaMmaAsyncSpOp(IRDLOperation):
         return list(self.args)[self.a_count.data + 2:]
 
 
+
+# --------------------------------------------------------------------------------------------
+# Hopper asynchronous machinery: mbarriers, the bulk tensor copy engine, register reallocation
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MbarrierInitOp(PtxOp):
+    """`mbarrier.init.shared::cta.b64 [addr], count;` (PTX ISA 9.7.13.15.9); `addr` is a .b32
+    shared-window address, `count` the expected arrivals per phase."""
+
+    name = "ptx.mbarrier_init"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (7, 8)
+    addr = operand_def(RegType)
+    offset = prop_def(IntAttr)
+    count = prop_def(IntAttr)
+
+    def __init__(self, addr: SSAValue, offset: int, count: int):
+        super().__init__(operands=[addr], properties={"offset": IntAttr(offset), "count": IntAttr(count)})
+
+
+@irdl_op_definition
+class MbarrierArriveOp(PtxOp):
+    """`mbarrier.arrive{.expect_tx}.shared::cta.b64 _, [addr]{, tx};` (9.7.13.15.13): one arrival;
+    with `expect_tx` > 0 the phase also waits for that many bytes of asynchronous copies."""
+
+    name = "ptx.mbarrier_arrive"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    addr = operand_def(RegType)
+    expect_tx = prop_def(IntAttr)
+
+    def __init__(self, addr: SSAValue, expect_tx: int = 0):
+        super().__init__(operands=[addr], properties={"expect_tx": IntAttr(expect_tx)})
+
+
+@irdl_op_definition
+class MbarrierTryWaitParityOp(PtxOp):
+    """`mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity;` (9.7.13.15.16): `p` is true
+    once the phase of the given parity (a .b32 register, 0 or 1) has completed."""
+
+    name = "ptx.mbarrier_try_wait_parity"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (7, 8)
+    addr = operand_def(RegType)
+    parity = operand_def(RegType)
+    out = result_def(RegType)
+
+    def __init__(self, addr: SSAValue, parity: SSAValue):
+        super().__init__(operands=[addr, parity], result_types=[PRED])
+
+
+FenceMbarrierInitOp = op_class(
+    "FenceMbarrierInitOp", PtxOp, "ptx.fence_mbarrier_init",
+    "`fence.mbarrier_init.release.cluster;` — makes mbarrier.init visible to the async proxy "
+    "(9.7.13.4).", __name__, PTX_VERSION=(8, 0))
+
+
+@irdl_op_definition
+class CpAsyncBulkTensorOp(PtxOp):
+    """`cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    [dst], [tmap, {c0, ...}], [mbar];` (9.7.9.25.5.2): copies the tensor map's box at the
+    coordinates (innermost first, elements, .b32) into shared memory at `dst` (.b32 shared-window
+    address) and completes that many bytes on the mbarrier `mbar`. `tmap` is the generic address
+    of a CUtensorMap kernel parameter (`cvta.param`)."""
+
+    name = "ptx.cp_async_bulk_tensor"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    dst = operand_def(RegType)
+    tmap = operand_def(RegType)
+    mbar = operand_def(RegType)
+    coords = var_operand_def(RegType)
+
+    def __init__(self, dst: SSAValue, tmap: SSAValue, coords: Sequence[SSAValue], mbar: SSAValue):
+        super().__init__(operands=[dst, tmap, mbar, list(coords)])
+
+
+@irdl_op_definition
+class SetmaxnregOp(PtxOp):
+    """`setmaxnreg.{inc|dec}.sync.aligned.u32 N;` (9.7.17.1, sm_90a): the warpgroup's per-thread
+    register budget becomes N (a multiple of 8 in 24..256)."""
+
+    name = "ptx.setmaxnreg"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    action = prop_def(StringAttr)
+    count = prop_def(IntAttr)
+
+    def __init__(self, action: str, count: int):
+        super().__init__(properties={"action": StringAttr(action), "count": IntAttr(count)})
+
+    def verify_(self) -> None:
+        if self.action.data not in ("inc", "dec"):
+            raise VerifyException("setmaxnreg action must be inc or dec")
+        n = self.count.data
+        if n % 8 or not 24 <= n <= 256:
+            raise VerifyException(f"setmaxnreg count must be a multiple of 8 in 24..256, got {n}")
+
+
 PTX = Dialect(
     "ptx",
     [KernelOp, SharedDeclOp, AddOp, SubOp, MulOp, MadOp, FmaOp, DivOp, RemOp, NegOp, MinOp, MaxOp,
      AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, MovOp,
      MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
-     CommentOp, BraOp, CbraOp, RetOp],
+     CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierTryWaitParityOp,
+     FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp],
     [RegType],
 )
 

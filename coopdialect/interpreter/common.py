@@ -27,6 +27,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from coopdialect.diagnostics import CoopError
+from coopdialect.interpreter.async_copies import AsyncCopyState
 
 # --------------------------------------------------------------------------------------------
 # Errors
@@ -164,7 +165,8 @@ def to_signed_int(v: int, bits: int) -> int:
 
 @dataclass
 class Workgroup:
-    """State shared by the subgroups of one workgroup (barrier, workgroup-memory allocations)."""
+    """State shared by the subgroups of one workgroup (barrier, workgroup-memory allocations,
+    pending asynchronous copies)."""
 
     barrier: threading.Barrier | None = None
     shared: dict[Operation, Any] = field(default_factory=dict)
@@ -173,6 +175,8 @@ class Workgroup:
     # workgroup's tag base
     races: Any = None
     tag_base: int = 0
+    # coop.async_copy / commit / wait (coopdialect.interpreter.async_copies)
+    async_copies: AsyncCopyState = field(default_factory=AsyncCopyState)
 
 
 @dataclass

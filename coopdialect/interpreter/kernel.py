@@ -55,6 +55,8 @@ from coopdialect.interpreter.common import (
     numpy_dtype,
     set_subgroup_context,
 )
+from coopdialect.dialects.coop_async import AsyncWaitGroupOp
+from coopdialect.interpreter.coop_async import finish_workgroup
 from coopdialect.interpreter.races import RaceTracker, stored_arguments
 
 WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
@@ -72,11 +74,13 @@ def register_implementations(interpreter: Interpreter) -> None:
     from coopdialect.interpreter.scf import CoopScfFunctions
     from coopdialect.interpreter.sparse_mma import SparseMmaFunctions
     from coopdialect.interpreter.coop_nv2 import CoopNV2Functions
+    from coopdialect.interpreter.coop_async import CoopAsyncFunctions
     from coopdialect.interpreter.tensor_addr import TensorAddrFunctions
 
     for impls in (FuncFunctions(), BuiltinFunctions(), ArithFunctions(), CoopScfFunctions(),
                   CoopMemRefFunctions(), CoopFunctions(), GpuFunctions(),
-                  SparseMmaFunctions(), TensorAddrFunctions(), CoopNV2Functions()):
+                  SparseMmaFunctions(), TensorAddrFunctions(), CoopNV2Functions(),
+                  CoopAsyncFunctions()):
         interpreter.register_implementations(impls)
     interpreter.register_implementations(CoopArithFunctions(), override=True)
 
@@ -205,7 +209,9 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
     args, copy_backs = _wrap_arguments(found, buffers)
     invocations = block_dim[0] * block_dim[1] * block_dim[2]
     nsub = -(-invocations // subgroup_size)
-    threaded = nsub > 1 and any(isinstance(op, xgpu.BarrierOp) for op in module.walk())
+    # coop.async_wait_group is a workgroup barrier too
+    threaded = nsub > 1 and any(isinstance(op, xgpu.BarrierOp | AsyncWaitGroupOp)
+                                for op in module.walk())
 
     races = _race_tracker(found, args)
 
@@ -223,15 +229,23 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
             ctxs = contexts(block_id)
             for ctx in ctxs:
                 _run_one(interpreter, tracker, found, args, ctx)
-            races.end_workgroup(ctxs)
+            _end_workgroup(races, ctxs, found)
     else:
         pool = [_new_interpreter(module) for _ in range(nsub)]
         for block_id in blocks:
             ctxs = contexts(block_id)
             _run_workgroup_threads(pool, found, args, ctxs)
-            races.end_workgroup(ctxs)
+            _end_workgroup(races, ctxs, found)
     for caller, data in copy_backs:
         caller[...] = data
+
+
+def _end_workgroup(races: RaceTracker, ctxs: list[SubgroupContext], kernel: func.FuncOp) -> None:
+    try:
+        finish_workgroup(ctxs[0].workgroup, kernel)  # no asynchronous copy left pending
+    except InterpreterError as e:
+        raise InterpreterError(e.op, f"{e.message} (workgroup {ctxs[0].block_id})") from None
+    races.end_workgroup(ctxs)
 
 
 def _race_tracker(kernel: func.FuncOp, args: list[Any]) -> RaceTracker:

@@ -160,12 +160,13 @@ class RaceTracker:
 
     def access(self, interpreter: Interpreter, op: Operation, value: Any, idx: Any, *,
                write: bool, workgroup_scope: bool = False, view: Any = None,
-               new: Any = None) -> None:
+               new: Any = None, once: bool = False) -> None:
         """See the module-level `access`."""
         ctx = subgroup_context(interpreter)
         n = ctx.num_subgroups
-        wgs = workgroup_scope and n > 1
-        if wgs and write:
+        wgs = (workgroup_scope or once) and n > 1
+        store_copy = wgs and write and not once  # one subgroup's copy of a Workgroup-scope store
+        if store_copy:
             ctx.workgroup_stores += 1  # counts every one, so the n-th is the same in each subgroup
         raw = value.data_ptr.raw
         buf = self.buffers.get(id(raw.memory))
@@ -182,7 +183,7 @@ class RaceTracker:
             if buf.owner is not None:
                 t = buf.owner[flat]
                 bad = ((t > 0) & (t <= base)) | ((t >= lo) & (t != ok))
-                if wgs and write:
+                if store_copy:
                     inst = buf.instance[flat] if buf.instance is not None else 0
                     o = view[np.asarray(idx, dtype=np.int64).reshape(-1)]
                     w = np.ascontiguousarray(np.broadcast_to(new, np.shape(idx))).reshape(-1)
@@ -193,23 +194,24 @@ class RaceTracker:
                 if bad.any():
                     k = int(np.nonzero(bad)[0][0])
                     why = ""
-                    if wgs and write and t[k] == tag:
+                    if store_copy and t[k] == tag:
                         why = (" (another subgroup's copy of this store wrote a different value)"
                                if buf.instance is not None and inst[k] == ctx.workgroup_stores
                                else " (by another Workgroup-scope store)")
                     raise self._race(op, ctx, buf, int(flat[k]), int(t[k]), write, wgs,
-                                     "wrote" + why)
+                                     "wrote" + why, once)
             if write and buf.reader is not None:
                 r = buf.reader[flat]
                 bad = ((r > 0) & (r <= base)) | ((r >= lo) & (r != ok))
                 if bad.any():
                     k = int(np.nonzero(bad)[0][0])
-                    raise self._race(op, ctx, buf, int(flat[k]), int(r[k]), write, wgs, "read")
+                    raise self._race(op, ctx, buf, int(flat[k]), int(r[k]), write, wgs, "read",
+                                     once)
             if write:
                 if buf.owner is None:
                     buf.owner = np.zeros(buf.count, np.int32)
                 buf.owner[flat] = tag
-                if wgs:
+                if store_copy:
                     if buf.instance is None:
                         buf.instance = np.zeros(buf.count, np.int32)
                     buf.instance[flat] = ctx.workgroup_stores
@@ -222,9 +224,11 @@ class RaceTracker:
                                             np.where((r >= lo) & (r != tag), several, tag))
 
     def _race(self, op: Operation, ctx: SubgroupContext, buf: _Buffer, i: int, other: int,
-              write: bool, wgs: bool, did: str):
+              write: bool, wgs: bool, did: str, once: bool = False):
         who = "a Workgroup-scope matrix " + ("store" if write else "load") if wgs else \
             "this subgroup"
+        if once and wgs:
+            who = f"the workgroup-collective {op.name}"
         verb = "writes" if write else "reads"
         order = ("workgroups are not ordered" if other <= ctx.workgroup.tag_base else
                  "no gpu.barrier between them; which invocation accesses which element of a "
@@ -237,7 +241,7 @@ class RaceTracker:
 
 def access(interpreter: Interpreter, op: Operation, value: Any, idx: Any, *, write: bool,
            workgroup_scope: bool = False, view: np.ndarray | None = None,
-           new: Any = None) -> None:
+           new: Any = None, once: bool = False) -> None:
     """Check and record an access by the running subgroup to the elements `idx` (int indices,
     any shape, in elements from the start of the memref `value`'s flat view) of memref `value`
     (an xDSL ShapedArray); a no-op outside `run_kernel` or for untracked (private) memory.
@@ -246,11 +250,34 @@ def access(interpreter: Interpreter, op: Operation, value: Any, idx: Any, *, wri
     `view` is the memref's flat numpy view (its current values, before the store) and `new` the
     values stored (the shape of `idx`), for the idempotent-duplicate exception. Call it BEFORE
     the store writes. Raises InterpreterError `data race: ...` naming the op, the buffer, one
-    element and the other accessor (module docstring)."""
-    tracker = subgroup_context(interpreter).workgroup.races
+    element and the other accessor (module docstring).
+
+    `once`: the access of a workgroup-collective op that executes once per workgroup (a
+    `coop.async_copy`), by an unknown subgroup like a Workgroup-scope access, but not repeated by
+    each subgroup. Every access is also checked against the workgroup's pending asynchronous
+    copies (`coopdialect.interpreter.async_copies`): touching an element that a copy has not
+    completed writing raises InterpreterError naming the op and the copy."""
+    wg = subgroup_context(interpreter).workgroup
+    if wg.async_copies.pending and not once:
+        _check_pending(op, wg, value, idx, write)
+    tracker = wg.races
     if tracker is not None:
         tracker.access(interpreter, op, value, idx, write=write, workgroup_scope=workgroup_scope,
-                       view=view, new=new)
+                       view=view, new=new, once=once)
+
+
+def _check_pending(op: Operation, wg: Any, value: Any, idx: Any, write: bool) -> None:
+    from coopdialect.diagnostics import location_of
+
+    raw = value.data_ptr.raw
+    itemsize = numpy_dtype(value.data_ptr.xtype).itemsize
+    flat = np.asarray(idx, dtype=np.int64).reshape(-1) + raw.offset // itemsize
+    copy = wg.async_copies.hazard(raw.memory, flat)
+    if copy is not None:
+        hit = flat[np.isin(flat, copy.index)][0]
+        raise fail(op, f"{'writes' if write else 'reads'} element [{hit}] of workgroup memory "
+                       f"that the {copy.op.name} at {location_of(copy.op)} (group {copy.group}) "
+                       "has not completed: a coop.async_wait_group must retire its group first")
 
 
 def stored_arguments(kernel: func.FuncOp) -> set[int] | None:

@@ -77,6 +77,14 @@ class Frag:
 
 
 @dataclass
+class Skipped:
+    """A value a warp role does not compute (a matrix in the copy-only producer of a staged
+    kernel, `coopdialect.ptx.pipelined`); it occupies no register."""
+
+    ty: Attribute
+
+
+@dataclass
 class Buf:
     """A memref: 64-bit base address (global, or the shared window) and its element type."""
 
@@ -326,6 +334,8 @@ class KernelLowering:
             return [self.reg(v)]
         if isinstance(v, Frag):
             return list(v.regs)
+        if isinstance(v, Skipped):
+            return []
         raise DiagnosticException(f"cannot carry {type(v).__name__} through a loop")
 
     def unflatten(self, like: list[object], regs: list[SSAValue]) -> list[object]:
@@ -334,6 +344,8 @@ class KernelLowering:
             if isinstance(v, Scalar):
                 out.append(Scalar(v.ty, reg=regs[i]))
                 i += 1
+            elif isinstance(v, Skipped):
+                out.append(v)
             else:
                 assert isinstance(v, Frag)
                 n = len(v.regs)
@@ -379,7 +391,8 @@ class KernelLowering:
                 entry.add_op(op)
             else:
                 entry.insert_op_before(op, first)
-        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size)
+        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
+                            [a.type for a in fn.args])
 
     def _needs_workgroup_size(self, fn: func.FuncOp) -> bool:
         return any(isinstance(op, cgpu.SubgroupIdOp | cgpu.NumSubgroupsOp | cgpu.BlockDimOp)
@@ -456,6 +469,18 @@ def _int_binary(lw: KernelLowering, op: Operation) -> None:
         return
     if isinstance(t, IndexType) and name in ("add", "sub", "mul.lo"):
         lw.vmap[op.result] = lw.index_op(name.split(".")[0], a, b)
+        return
+    c = b.const
+    if sign == "u" and name in ("div", "rem") and c is not None and c > 0 and c & (c - 1) == 0:
+        # Unsigned division by a power of two is a shift (a remainder a mask): the loop
+        # indices of staged kernels divide by their step and stage count every iteration.
+        if name == "div":
+            sh = lw.imm("b32", str(c.bit_length() - 1))
+            r = lw.inst(ptx.ShrOp, f".u{w}", [lw.reg(a), sh], reg_kind(t))
+        else:
+            r = lw.inst(ptx.AndOp, f".b{w}", [lw.reg(a), lw.imm(reg_kind(t), str(c - 1))],
+                        reg_kind(t))
+        lw.vmap[op.result] = Scalar(t, reg=r)
         return
     rb = lw.reg(b)
     if name in ("shl", "shr"):  # the shift amount is a .u32
@@ -594,10 +619,19 @@ def _subgroup_id(lw: KernelLowering, op: Operation) -> None:
     lw.vmap[op.result] = Scalar(IndexType(), reg=lw.cached("u64 subgroup", make))
 
 
-def lower_function(fn: func.FuncOp, target: str) -> ptx.KernelOp:
-    """Lower one kernel function (see the module docstring); raises DiagnosticException."""
+def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
+    """Lower one kernel function (see the module docstring); raises DiagnosticException.
+
+    A kernel in the staged form (`pipeline-coop-loads`) becomes the warp-specialized wgmma
+    pipeline of `coopdialect.ptx.pipelined` (`options`: its `Options`).
+    """
     import coopdialect.ptx.coop_rules  # noqa: F401  (registers the coop rules)
     import coopdialect.ptx.wgmma  # noqa: F401
     import coopdialect.ptx.sparse  # noqa: F401  (after coop_rules: wraps coop.load/store)
     import coopdialect.ptx.nv2_workgroup  # noqa: F401  (coopmat2 + tensor addressing)
+    from coopdialect.ptx import pipelined
+
+    plan = pipelined.analyze(fn, target)
+    if plan is not None:
+        return pipelined.lower_staged(fn, target, plan, options or pipelined.Options())
     return KernelLowering(fn, target).run()

@@ -107,6 +107,25 @@ def _inst_text(op: Operation, n: _Names) -> str:
                 f"{op.sp_sel.data}, {op.imms.data};")
     if isinstance(op, ptx.FenceProxyAsyncOp):
         return "fence.proxy.async.shared::cta;"
+    if isinstance(op, ptx.MbarrierInitOp):
+        return f"mbarrier.init.shared::cta.b64 {_addr(n[op.addr], op.offset.data)}, {op.count.data};"
+    if isinstance(op, ptx.MbarrierArriveOp):
+        if op.expect_tx.data:
+            return (f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{n[op.addr]}], "
+                    f"{op.expect_tx.data};")
+        return f"mbarrier.arrive.shared::cta.b64 _, [{n[op.addr]}];"
+    if isinstance(op, ptx.MbarrierTryWaitParityOp):
+        return (f"mbarrier.try_wait.parity.shared::cta.b64 {n[op.out]}, [{n[op.addr]}], "
+                f"{n[op.parity]};")
+    if isinstance(op, ptx.FenceMbarrierInitOp):
+        return "fence.mbarrier_init.release.cluster;"
+    if isinstance(op, ptx.CpAsyncBulkTensorOp):
+        coords = ", ".join(n[c] for c in op.coords)
+        return (f"cp.async.bulk.tensor.{len(op.coords)}d.shared::cluster.global.tile"
+                f".mbarrier::complete_tx::bytes [{n[op.dst]}], [{n[op.tmap]}, {{{coords}}}], "
+                f"[{n[op.mbar]}];")
+    if isinstance(op, ptx.SetmaxnregOp):
+        return f"setmaxnreg.{op.action.data}.sync.aligned.u32 {op.count.data};"
     if isinstance(op, ptx.CommentOp):
         return f"// {op.text.data}"
     raise DiagnosticException(f"ptx printer: cannot print '{op.name}'")
@@ -168,10 +187,18 @@ class _KernelPrinter:
                 else:
                     body.append("\t" + _inst_text(op, self.names))
         k = self.kernel
-        params = ",\n".join(f"\t.param .u64 {p.data}" for p in k.params)
-        head = [f".visible .entry {k.sym_name.data}(", params, ")"]
+        maps = {p.data for p in k.tensor_maps} if k.tensor_maps is not None else set()
+        params = ",\n".join(f"\t.param .align 64 .b8 {p.data}[128]" if p.data in maps
+                            else f"\t.param .u64 {p.data}" for p in k.params)
+        head = []
+        if k.dynamic_shared is not None:
+            head.append(f".extern .shared .align 1024 .b8 {k.dynamic_shared_name}[];")
+        head += [f".visible .entry {k.sym_name.data}(", params, ")"]
         if k.reqntid is not None:
             head.append(".reqntid " + ", ".join(str(x.data) for x in k.reqntid))
+        if k.maxntid is not None:
+            head.append(".maxntid " + ", ".join(str(x.data) for x in k.maxntid))
+            head.append(".minnctapersm 1")
         head.append("{")
         decls = [f"\t.reg .{kind} {PREFIX[kind]}<{c}>;"
                  for kind, c in self.names.count.items() if c]

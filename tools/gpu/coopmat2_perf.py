@@ -48,8 +48,7 @@ def run(folder: str, out: str | None) -> None:
     import numpy as np
     import torch
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from vk_runner import VulkanContext
+    from coopdialect.runtime.vulkan_ctypes import VulkanContext
 
     with open(os.path.join(folder, "manifest.json")) as f:
         manifest = json.load(f)

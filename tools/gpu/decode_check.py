@@ -1,74 +1,61 @@
-"""Run the DecodeFunc example (examples/block_decode_load.mlir: Q4_0 4-bit blocks with an f16 scale,
-decoded by a function through a PhysicalStorageBuffer pointer) on the H200 through Vulkan and
-compare with the interpreter.
+"""The DecodeFunc example (examples/block_decode_load.mlir: Q4_0 4-bit blocks with an f16 scale,
+decoded by a function through a PhysicalStorageBuffer pointer) through Vulkan on the H200, against
+the interpreter.
 
-    python tools/gpu/decode_check.py build .decodecheck          # here: compile + interpret
-    python3 tools/gpu/decode_check.py run .decodecheck --out D   # on the GPU: dispatch + compare
+    python3 tools/gpu/decode_check.py [--sets 3] [--out D]    # on the GPU (coopdialect installed)
 
-`build` compiles the example unfolded and folded (fold-tensor-views), runs spirv-val, draws random
-Q4_0 data (tests/test_decode_func.make_q4_0: nibbles 0..15, scales ±2^k, so every product and sum
-is exact), runs the interpreter and also stores the numpy dequantization; `run` dispatches both
-entry points (dequant_q4: W = decode(Q); gemm_q4: C = decode(Q)·B) and requires bit-exact
-agreement with the interpreter (and reports the interpreter against numpy).
+Both entry points (dequant_q4: W = decode(Q); gemm_q4: C = decode(Q)·B), compiled unfolded and
+folded (fold-tensor-views), on random Q4_0 data (tests/test_decode_func.make_q4_0: nibbles 0..15,
+scales ±2^k, so every product and sum is exact); runtime.run_kernel(check=True) must find every
+buffer bit-exact, and the line also says whether the interpreter equals the numpy dequantization.
 """
 
 from __future__ import annotations
 
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vk_check_common import Case, bits, cli, report, run_cases, save_case, write_manifest, write_spv  # noqa: E402
-
-EXAMPLE = "examples/block_decode_load.mlir"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "block_decode_load.mlir")
 M, K, N = 64, 128, 32
 
 
-def build(args) -> None:
-    sys.path.insert(0, os.path.join(os.getcwd(), "tests"))
-    from coopdialect import api
-    from coopdialect.context import make_context
-    from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
+def main(argv: list[str]) -> int:
+    sys.path[:0] = [str(ROOT / "tests"), str(Path(__file__).parent)]
+    from gpu_check_common import report
     from test_decode_func import make_q4_0
 
-    out, rng, manifest = args.folder, np.random.default_rng(args.seed), []
-    os.makedirs(out, exist_ok=True)
-    for fold in (False, True):
-        module = api.parse_file(EXAMPLE)
-        if fold:
-            FoldTensorViewsPass().apply(make_context(), module)
-        name = "folded" if fold else "unfolded"
-        spv = write_spv(out, name, api.compile_to_spirv(module))
-        for s in range(args.sets):
-            q, w = make_q4_0(rng)
-            b = rng.integers(-4, 5, (K, N)).astype(np.float16)
-            for kernel, bufs, grid, ref in (
-                    ("dequant_q4", [q, np.zeros((M, K), np.float16)], (K // 16, M // 16, 1), w),
-                    ("gemm_q4", [q, b, np.zeros((M, N), np.float32)], (N // 16, M // 16, 1),
-                     w.astype(np.float32) @ b.astype(np.float32))):
-                expected = [x.copy() for x in bufs]
-                api.run_kernel(api.parse_file(EXAMPLE), kernel, expected, grid)
-                save_case(out, manifest, f"{kernel}_{name}_{s}", spv, kernel, grid, bufs, expected,
-                          extra=[ref])
-    write_manifest(out, manifest)
+    from coopdialect import api
+    from coopdialect.runtime import open_device, run_kernel
 
-
-def _check(case: Case, got: list[np.ndarray]) -> tuple[str, str]:
-    expected, ref = case.expected[-1], case.extra[0]
-    ok = np.array_equal(bits(got[-1]), bits(expected))
-    interp_ok = np.array_equal(bits(expected), bits(ref.astype(expected.dtype)))
-    bad = int(np.count_nonzero(bits(got[-1]) != bits(expected)))
-    return ("PASS" if ok else "FAIL"), (f": {expected.shape} {expected.dtype} bit mismatches={bad}/"
-                                        f"{expected.size}; interpreter == numpy: {interp_ok}")
-
-
-def run(args) -> int:
-    lines, failures = run_cases(args.folder, _check)
+    sets = int(argv[argv.index("--sets") + 1]) if "--sets" in argv else 3
+    rng, lines, failures = np.random.default_rng(2026), [], 0
+    with open_device("vulkan") as dev:
+        lines.append(f"device: {dev.ctx.device_info()['name']}")
+        for pipeline in ("", "fold-tensor-views"):
+            for s in range(sets):
+                q, w = make_q4_0(rng)
+                b = rng.integers(-4, 5, (K, N)).astype(np.float16)
+                for kernel, bufs, grid, ref in (
+                        ("dequant_q4", [q, np.zeros((M, K), np.float16)], (K // 16, M // 16, 1), w),
+                        ("gemm_q4", [q, b, np.zeros((M, N), np.float32)], (N // 16, M // 16, 1),
+                         w.astype(np.float32) @ b.astype(np.float32))):
+                    try:
+                        r = run_kernel(api.parse_file(EXAMPLE), kernel, bufs, grid, dev,
+                                       pipeline=pipeline or None, check=True)
+                        ok, detail = r.passed, r.verdicts[-1].line()
+                        detail += f"; GPU == numpy: {np.array_equal(bufs[-1], ref)}"
+                    except Exception as e:  # noqa: BLE001 - report it, go on
+                        ok, detail = False, f"{type(e).__name__}: {e}"
+                    failures += not ok
+                    lines.append(f"[{'PASS' if ok else 'FAIL'}] {kernel}_"
+                                 f"{'folded' if pipeline else 'unfolded'}_{s}: {detail}")
     lines.append(f"{len(lines) - 1 - failures}/{len(lines) - 1} cases match the interpreter bit-exactly")
-    return report(lines, args.out, "decode_check.txt", failures)
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
+    return report(lines, out, "decode_check.txt", failures)
 
 
 if __name__ == "__main__":
-    cli(__doc__, build, run, build_args=lambda p: p.add_argument("--sets", type=int, default=3))
+    sys.exit(main(sys.argv[1:]))

@@ -1,10 +1,10 @@
 """What ptx_check.py and sparse_check.py share: the build/run CLI, and the GPU side's run/compare loop.
 
-Runs on the GPU machine too, so numpy only at import time (CuPy and torch are imported by
-the callers, or inside `timed`). The folder a `build` writes holds `cases.json` (a list
-`cases` of dicts with at least `name`, `kernel`, `grid`, `ptx`, `nbuf`; and `perf`) and
-`data.npz` with the raw bytes of input buffer i under `KEY/in{i}` and of the expected
-output buffer i under `KEY/exp{i}`.
+The GPU side launches through the runtime's CUDA device (coopdialect.runtime.cuda: cuda-bindings,
+driver JIT); torch is imported only for the cuBLAS baselines (`timed`). The folder a `build`
+writes holds `cases.json` (a list `cases` of dicts with at least `name`, `kernel`, `grid`,
+`ptx`, `nbuf`; and `perf`) and `data.npz` with the raw bytes of input buffer i under `KEY/in{i}`
+and of the expected output buffer i under `KEY/exp{i}`.
 """
 
 from __future__ import annotations
@@ -17,37 +17,38 @@ from pathlib import Path
 import numpy as np
 
 
-def load_kernel(cp, ptx: str, kernel: str, tmp: Path):
-    """The CuPy function `kernel` of the PTX text (written to a file in `tmp` first)."""
-    path = tmp / f"{kernel}_{abs(hash(ptx))}.ptx"
-    path.write_text(ptx)
-    return cp.RawModule(path=str(path)).get_function(kernel)
+def load_cases(folder: Path):
+    """(cases.json as a dict, the npz data) of a built folder."""
+    return json.loads((folder / "cases.json").read_text()), np.load(folder / "data.npz")
 
 
-def load_cases(folder: Path, tmp_name: str):
-    """(cases.json as a dict, the npz data, a scratch folder /tmp/TMP_NAME) of a built folder."""
-    meta = json.loads((folder / "cases.json").read_text())
-    data = np.load(folder / "data.npz")
-    tmp = Path("/tmp") / tmp_name
-    tmp.mkdir(exist_ok=True)
-    return meta, data, tmp
+def load(dev, ptx: str, kernel: str, block) -> object:
+    """The runtime Program of PTX text holding `kernel`, with the default launch description
+    (`block` threads, one pointer parameter per `.param` of its `.entry`)."""
+    entry = ptx[ptx.index(f".entry {kernel}("):]
+    n = entry[:entry.index(")")].count(".param")
+    return dev.load(ptx, {"format": "coopdialect-ptx-launch", "version": 1, "kernels": [{
+        "name": kernel, "block": list(block), "grid": "dispatch", "dynamic_shared_bytes": 0,
+        "args": [{"name": str(i)} for i in range(n)],
+        "params": [{"kind": "pointer", "arg": i} for i in range(n)]}]})
 
 
-def run_case(cp, data, tmp: Path, c: dict, key: str, block: tuple, outputs: Iterable[int],
-             fail: str) -> str:
-    """Launch one case and compare its output buffers byte for byte with the expected bytes.
+def run_case(dev, data, c: dict, key: str, block: tuple, outputs: Iterable[int], fail: str) -> str:
+    """Launch one case on the runtime's CUDA device and compare its output buffers byte for
+    byte with the expected bytes.
 
     Returns "PASS", `fail` formatted with `bad` (bytes that differ) and `size` (bytes
     compared), or "ERROR Type: message" for any exception (reported, not raised).
     """
     try:
-        fn = load_kernel(cp, c["ptx"], c["kernel"], tmp)
-        bufs = [cp.asarray(data[f"{key}/in{i}"]) for i in range(c["nbuf"])]
-        fn(tuple(c["grid"]), block, tuple(bufs))
-        cp.cuda.Device().synchronize()
+        prog = load(dev, c["ptx"], c["kernel"], block)
+        ins = [data[f"{key}/in{i}"] for i in range(c["nbuf"])]
+        bufs = [dev.upload(a) for a in ins]
+        dev.launch(prog, c["kernel"], bufs, tuple(c["grid"]))
         bad = size = 0
         for i in outputs:
-            got, want = cp.asnumpy(bufs[i]), data[f"{key}/exp{i}"]
+            want = data[f"{key}/exp{i}"]
+            got = dev.download(bufs[i], want)
             bad += int(np.count_nonzero(got != want))
             size += want.size
         return "PASS" if bad == 0 else fail.format(bad=bad, size=size)

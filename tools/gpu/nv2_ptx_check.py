@@ -4,7 +4,7 @@ The PTX twin of tensor_check.py and decode_check.py (which run the same IR throu
 
     # here (needs xdsl): compile every case, take its expected buffers from the interpreter
     python tools/gpu/nv2_ptx_check.py build .nv2ptxcheck [--count 60] [--perf 8192]
-    # on the GPU machine (numpy + CuPy [+ torch for --perf]; no xdsl)
+    # on the GPU machine (coopdialect.runtime's CUDA device [+ torch for --perf])
     python3 tools/gpu/nv2_ptx_check.py run .nv2ptxcheck [--out DIR]
 
 Cases (68 + 12, as the Vulkan checks):
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_check_common import load_cases, load_kernel, main, report, run_case, run_cases, timed  # noqa: E402
+from gpu_check_common import load, load_cases, main, report, run_case, run_cases, timed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [  # (name, path, kernel, grid, invocations)
@@ -164,48 +164,53 @@ def build(folder: Path, count: int, perf: list[int], seed: int = 2026) -> None:
 
 
 def run(folder: Path, out: Path | None) -> int:
-    import cupy as cp
+    from coopdialect.runtime import open_device
 
-    meta, data, tmp = load_cases(folder, "nv2ptxcheck")
-    lines, passed, failed, kinds = run_cases(
-        meta["cases"],
-        lambda c: run_case(cp, data, tmp, c, c["name"], tuple(c["block"]), c["outputs"],
-                           "FAIL ({bad} of {size} elements differ)"),
-        lambda c: "random" if c["name"].startswith("random") else c["info"])
-    lines = [f"{ln}  ({c['info']})" if c["info"] not in ("example", "decode") else ln
-             for ln, c in zip(lines, meta["cases"])]
-    lines.append("by kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in kinds.items()))
-    lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs the interpreter")
-    for p in meta["perf"]:
-        lines.append(_perf(cp, p, tmp))
+    meta, data = load_cases(folder)
+    with open_device("cuda") as dev:
+        lines, passed, failed, kinds = run_cases(
+            meta["cases"],
+            lambda c: run_case(dev, data, c, c["name"], tuple(c["block"]), c["outputs"],
+                               "FAIL ({bad} of {size} elements differ)"),
+            lambda c: "random" if c["name"].startswith("random") else c["info"])
+        lines = [f"{ln}  ({c['info']})" if c["info"] not in ("example", "decode") else ln
+                 for ln, c in zip(lines, meta["cases"])]
+        lines.append("by kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in kinds.items()))
+        lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs the "
+                     "interpreter")
+        for p in meta["perf"]:
+            lines.append(_perf(dev, p))
     return report(lines, out, "nv2_ptx_check.txt", failed)
 
 
-def _perf(cp, p: dict, tmp: Path) -> str:
+def _perf(dev, p: dict) -> str:
     import torch
 
     n = p["n"]
-    fn = load_kernel(cp, p["ptx"], p["kernel"], tmp)
+    prog = load(dev, p["ptx"], p["kernel"], p["block"])
     a = torch.randint(-2, 3, (n, n), device="cuda").half()
     b = torch.randint(-2, 3, (n, n), device="cuda").half()
     c = torch.zeros((n, n), device="cuda", dtype=torch.float32)
-    ca, cb, cc = (cp.asarray(t) for t in (a, b, c))
-    grid, block = tuple(p["grid"]), tuple(p["block"])
-    fn(grid, block, (ca, cb, cc))
+    bufs, grid = [t.data_ptr() for t in (a, b, c)], tuple(p["grid"])
     torch.cuda.synchronize()
+    dev.launch(prog, p["kernel"], bufs, grid)
     exact = bool(torch.equal(c, a.float() @ b.float()))
     flop = 2.0 * n ** 3
     reps = 4
-    t_ptx = timed(lambda: fn(grid, block, (ca, cb, cc)), reps)
+    t_ptx = float(np.median(dev.time(prog, p["kernel"], bufs, grid, reps)))
     t_blas = timed(lambda: torch.matmul(a, b), reps)
     tf_ptx, tf_blas = flop / t_ptx / 1e12, flop / t_blas / 1e12
-    row = {"name": "coopmat2_f16", "n": n, "tflops": round(tf_ptx, 1),
-           "torch_tflops": round(tf_blas, 1), "ratio": round(tf_ptx / tf_blas, 3),
-           "ms": round(t_ptx * 1e3, 3), "exact": exact}
+    row = {"name": "coopmat2_f16", "device": "NVIDIA H200", "m": n, "n": n, "k": n,
+           "dtype": "f16", "tflops": tf_ptx, "exact": exact,
+           "command": f"python tools/gpu/nv2_ptx_check.py build DIR --perf {n} && python3 "
+                      "tools/gpu/nv2_ptx_check.py run DIR  (gen_coopmat2_gemm.py IR, "
+                      "convert-coop-to-ptx)",
+           "baseline": "torch.matmul (cuBLAS)", "baseline_tflops": tf_blas,
+           "ratio": tf_ptx / tf_blas}
     return (f"perf n={n}: coopmat2 GEMM through PTX {tf_ptx:.1f} TFLOP/s ({t_ptx * 1e3:.3f} ms), "
             f"torch.matmul f16 {tf_blas:.1f} TFLOP/s ({t_blas * 1e3:.3f} ms), ratio "
-            f"{tf_ptx / tf_blas:.3f}; first-run result exact: {exact}\nresult row: "
-            + json.dumps(row))
+            f"{tf_ptx / tf_blas:.3f}; first-run result exact: {exact}\nresult row for "
+            "benchmarks/results/ptx.json: " + json.dumps(row))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     # here (needs xdsl): compile every case and its exact expected output into a folder
     python tools/gpu/ptx_check.py build .ptxcheck [--count 60] [--perf 4096,8192]
-    # on the GPU machine (numpy + CuPy [+ torch for --perf]; no xdsl): load, run, compare
+    # on the GPU machine (coopdialect[cuda] [+ torch for --perf]): load, run, compare
     python tools/gpu/ptx_check.py run .ptxcheck
 
 Cases: the two example GEMMs, randomized one-warp fragment cases (tools/gpu/ptx_cases.py:
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 # tools/gpu/ is sys.path[0] when this runs as a script (here and on the GPU machine)
-from gpu_check_common import load_cases, load_kernel, main, report, run_case, run_cases, timed
+from gpu_check_common import load, load_cases, main, report, run_case, run_cases, timed
 
 
 def _raw(a: np.ndarray) -> np.ndarray:
@@ -71,40 +71,39 @@ def build(folder: Path, count: int, perf: list[int], extra: list = ()) -> None:
 
 
 def run(folder: Path, out: Path | None) -> int:
-    import cupy as cp
+    from coopdialect.runtime import open_device
 
-    meta, data, tmp = load_cases(folder, "ptxcheck")
-    lines, passed, failed, kinds = run_cases(
-        meta["cases"],
-        lambda c: run_case(cp, data, tmp, c, c["name"], tuple(c["block"]), c["outputs"],
-                           "FAIL ({bad} bytes differ)"),
-        lambda c: c["name"].split("_")[0].rstrip("0123456789"))  # gemm, mma, cv, ew, wgmma
-    lines.append("by kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in kinds.items()))
-    refs = sorted({c.get("reference", "numpy model") for c in meta["cases"]})
-    lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs "
-                 f"{' / '.join(refs)}")
-    for p in meta["perf"]:
-        lines.append(_perf(cp, p, tmp))
+    meta, data = load_cases(folder)
+    with open_device("cuda") as dev:
+        lines, passed, failed, kinds = run_cases(
+            meta["cases"],
+            lambda c: run_case(dev, data, c, c["name"], tuple(c["block"]), c["outputs"],
+                               "FAIL ({bad} bytes differ)"),
+            lambda c: c["name"].split("_")[0].rstrip("0123456789"))  # gemm, mma, cv, ew, wgmma
+        lines.append("by kind: " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in kinds.items()))
+        refs = sorted({c.get("reference", "numpy model") for c in meta["cases"]})
+        lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs "
+                     f"{' / '.join(refs)}")
+        for p in meta["perf"]:
+            lines.append(_perf(dev, p))
     return report(lines, out, "ptx_check.txt", failed)
 
 
-def _perf(cp, p: dict, tmp: Path) -> str:
+def _perf(dev, p: dict) -> str:
     import torch
 
     n = p["n"]
-    fn = load_kernel(cp, p["ptx"], p["kernel"], tmp)
+    prog = load(dev, p["ptx"], p["kernel"], p["block"])
     a = torch.randint(-2, 3, (n, n), device="cuda").half()
     b = torch.randint(-2, 3, (n, n), device="cuda").half()
     c = torch.zeros((n, n), device="cuda", dtype=torch.float32)
-    ca, cb, cc = (cp.asarray(t) for t in (a, b, c))
-    grid, block = tuple(p["grid"]), tuple(p["block"])
-    fn(grid, block, (ca, cb, cc))
+    bufs, grid = [t.data_ptr() for t in (a, b, c)], tuple(p["grid"])
     torch.cuda.synchronize()
-    ref = (a.float() @ b.float())
-    exact = bool(torch.equal(c, ref))
+    dev.launch(prog, p["kernel"], bufs, grid)
+    exact = bool(torch.equal(c, a.float() @ b.float()))
     flop = 2.0 * n ** 3
     reps = 10 if n <= 4096 else 4
-    t_ptx = timed(lambda: fn(grid, block, (ca, cb, cc)), reps)
+    t_ptx = float(np.median(dev.time(prog, p["kernel"], bufs, grid, reps)))
     t_blas = timed(lambda: torch.matmul(a, b), reps)
     tf_ptx, tf_blas = flop / t_ptx / 1e12, flop / t_blas / 1e12
     return (f"perf n={n}: coop PTX {tf_ptx:.1f} TFLOP/s ({t_ptx * 1e3:.3f} ms), torch.matmul f16 "

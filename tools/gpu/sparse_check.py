@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 # tools/gpu/ is sys.path[0] when this runs as a script (here and on the GPU machine)
-from gpu_check_common import load_cases, load_kernel, main, report, run_case, run_cases, timed
+from gpu_check_common import load, load_cases, main, report, run_case, run_cases, timed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,31 +95,32 @@ def compress_24(dense: np.ndarray):
 
 
 def run(folder: Path, out: Path | None) -> int:
-    import cupy as cp
+    from coopdialect.runtime import open_device
 
-    meta, data, tmp = load_cases(folder, "sparsecheck")
-    lines, passed, failed, fam_count = run_cases(
-        meta["cases"],
-        lambda c: run_case(cp, data, tmp, c, c.get("key", c["name"]), (128, 1, 1), [3],
-                           "FAIL ({bad} of {size} bytes differ)"),
-        lambda c: f"{c['family']} sel{c['sel']}")
-    lines.append("per family/selector: " + ", ".join(f"{k} {v[0]}/{v[1]}"
-                                                      for k, v in sorted(fam_count.items())))
-    lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs the interpreter")
-    for p in meta["perf"]:
-        try:
-            lines.append(_perf(cp, p, tmp))
-        except Exception as e:  # noqa: BLE001
-            lines.append(f"perf n={p['n']}: ERROR {type(e).__name__}: {e}")
+    meta, data = load_cases(folder)
+    with open_device("cuda") as dev:
+        lines, passed, failed, fam_count = run_cases(
+            meta["cases"],
+            lambda c: run_case(dev, data, c, c.get("key", c["name"]), (128, 1, 1), [3],
+                               "FAIL ({bad} of {size} bytes differ)"),
+            lambda c: f"{c['family']} sel{c['sel']}")
+        lines.append("per family/selector: " + ", ".join(f"{k} {v[0]}/{v[1]}"
+                                                          for k, v in sorted(fam_count.items())))
+        lines.append(f"correctness: {passed}/{passed + failed} cases bit-exact vs the interpreter")
+        for p in meta["perf"]:
+            try:
+                lines.append(_perf(dev, p))
+            except Exception as e:  # noqa: BLE001
+                lines.append(f"perf n={p['n']}: ERROR {type(e).__name__}: {e}")
     return report(lines, out, "sparse_check.txt", failed)
 
 
-def _perf(cp, p: dict, tmp: Path) -> str:
+def _perf(dev, p: dict) -> str:
     import torch
     from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
 
     n = p["n"]
-    fn = load_kernel(cp, p["ptx"], "sparse_gemm_f16", tmp)
+    prog = load(dev, p["ptx"], "sparse_gemm_f16", (128, 1, 1))
     dense = _sparse_a(np.random.default_rng(1), n, n)
     vals, emeta = compress_24(dense)
     a = torch.from_numpy(dense).cuda()
@@ -127,14 +128,13 @@ def _perf(cp, p: dict, tmp: Path) -> str:
     b = bt.t().contiguous()
     tv, te = torch.from_numpy(vals).cuda(), torch.from_numpy(emeta).cuda()
     c = torch.zeros((n, n), device="cuda", dtype=torch.float32)
-    args = tuple(cp.asarray(t) for t in (tv, te, bt, c))
-    grid = tuple(p["grid"])
-    fn(grid, (128, 1, 1), args)
+    bufs, grid = [t.data_ptr() for t in (tv, te, bt, c)], tuple(p["grid"])
     torch.cuda.synchronize()
+    dev.launch(prog, "sparse_gemm_f16", bufs, grid)
     exact = bool(torch.equal(c, a.float() @ b.float()))
     flop = 2.0 * n ** 3
     reps = 10 if n <= 4096 else 4
-    t_sp = timed(lambda: fn(grid, (128, 1, 1), args), reps)
+    t_sp = float(np.median(dev.time(prog, "sparse_gemm_f16", bufs, grid, reps)))
     t_dense = timed(lambda: torch.matmul(a, b), reps)
     SparseSemiStructuredTensor._FORCE_CUTLASS = False
     a_sp = to_sparse_semi_structured(a)

@@ -16,7 +16,7 @@ with the independent reference in tests/tensor_reference.py, else the case is no
 Random cases whose reference says undefined behaviour (Undefined clamp mode out of bounds, a
 broken stride rule, conflicting stores) are drawn again.
 
-`run` dispatches every module with tools/gpu/vk_runner.py and compares every buffer bit for bit,
+`run` dispatches every module with the runtime's Vulkan device and compares every buffer bit for bit,
 except softmax_rows' Y, which divides (Vulkan's OpFDiv precision is 2.5 ULP): there the bound is
 3 ULP of the interpreter's f32 value. A random case that differs from the interpreter but equals,
 bit for bit, what one of the two documented H200 driver deviations predicts

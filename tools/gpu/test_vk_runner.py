@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""GPU check of tools/gpu/vk_runner.py (a script for the GPU machine, not part of pytest).
+"""GPU check of the Vulkan runner, coopdialect/runtime/vulkan_ctypes.py (a script for the GPU machine,
+not part of pytest), on shaders that glslang compiled: the runner apart from coopdialect's compiler.
 
   (a) prints device_info() and the KHR cooperative-matrix table,
   (b) runs testdata/trivial.spv (out[i] = a[i]*b[i] + i) and compares with numpy,
@@ -19,9 +20,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import vk_runner  # noqa: E402
-from vk_runner import VulkanContext, VulkanError, format_coopmat_table  # noqa: E402
+from coopdialect.runtime import vulkan_ctypes as vk_runner  # noqa: E402
+from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError, format_coopmat_table  # noqa: E402
 
 
 def load(name):

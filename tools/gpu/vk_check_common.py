@@ -1,8 +1,8 @@
 """What the Vulkan check scripts share (vk_gemm_check, decode_check, tensor_check).
 
 Each script has a `build` step here (compile with coopdialect, spirv-val, run the interpreter) and
-a `run` step on the GPU machine (numpy + tools/gpu/vk_runner.py; no xDSL there). A built folder
-holds:
+a `run` step on the GPU machine (the runtime's Vulkan device, coopdialect.runtime.vulkan). A built
+folder holds:
 
 * `<name>.spv`: the modules (`write_spv` validates each with spirv-val);
 * `<case>.npz`: `arr_0 .. arr_{n-1}` the n input buffers, `arr_n .. arr_{2n-1}` the same buffers
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # vk_runner, gpu_check_common
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # gpu_check_common
 
 
 def write_spv(folder: str, name: str, spv: bytes) -> str:
@@ -73,13 +73,13 @@ def run_cases(folder: str, check: Callable[[Case, list[np.ndarray]], tuple[str, 
     """Dispatch every case of `folder` on the GPU; `check(case, gpu_buffers)` gives
     (status, text after the case name). Returns the report lines and the number of cases whose
     status is not PASS. A dispatch that raises is a FAIL with the error's text."""
-    from vk_runner import VulkanContext
+    from coopdialect.runtime.vulkan import VulkanDevice
 
     with open(os.path.join(folder, "manifest.json")) as f:
         manifest = json.load(f)
     lines, failures = [], 0
-    with VulkanContext() as ctx:
-        info = ctx.device_info()
+    with VulkanDevice() as dev:
+        info = dev.ctx.device_info()
         lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
         for m in manifest:
             arrays = np.load(os.path.join(folder, m["case"] + ".npz"))
@@ -87,9 +87,10 @@ def run_cases(folder: str, check: Callable[[Case, list[np.ndarray]], tuple[str, 
             case = Case(m, [arrays[k] for k in names[:n]], [arrays[k] for k in names[n:2 * n]],
                         [arrays[k] for k in names[2 * n:]])
             with open(os.path.join(folder, m["spv"]), "rb") as f:
-                spv = f.read()
+                prog = dev.load(f.read())
             try:
-                got = ctx.run_compute(spv, case.inputs, tuple(m["grid"]), entry=m["entry"])
+                got = [dev.upload(a) for a in case.inputs]
+                dev.launch(prog, m["entry"], got, tuple(m["grid"]))
                 status, text = check(case, got)
             except Exception as e:  # noqa: BLE001 - report it and go on with the other cases
                 status, text = "FAIL", f": {type(e).__name__}: {e}"

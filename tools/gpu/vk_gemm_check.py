@@ -1,91 +1,89 @@
-"""Run the example GEMMs' SPIR-V on the H200 through Vulkan and compare with the interpreter.
+"""The example GEMMs through Vulkan on the H200 against the interpreter, on exact and on random-float data.
 
-Two steps, because the GPU machine has no xDSL:
+    python3 tools/gpu/vk_gemm_check.py [--out D]     # on the GPU (coopdialect installed there)
 
-    python tools/gpu/vk_gemm_check.py build .vkcheck          # here: compile + interpret
-    python3 tools/gpu/vk_gemm_check.py run .vkcheck [--out D]  # on the GPU: dispatch + compare
-
-`build` compiles examples/gemm_f16.mlir and examples/gemm_s8.mlir with
-`convert-coop-to-spirv{flavor=khr}` and `{flavor=nv}`, runs spirv-val on each module, draws random
-inputs (small integers, exactly representable, and uniform floats for f16), runs the interpreter
-on them and saves everything in one .npz per case. `run` dispatches each module with
-tools/gpu/vk_runner.py and compares: integers and small-integer floats must match exactly; for
-uniform f16 data the f32 results must agree within the rounding of f16 products summed in f32
-(|gpu − interpreter| ≤ 1e-5·K·max|A||B|, far above one f32 ulp of the result but far below any
-error that a wrong element or a wrong layout would give).
+Each case compiles an example with a pipeline (`convert-coop-to-spirv{flavor=khr|nv}`, or
+legalize-coop-sizes first), runs it with coopdialect.runtime on the Vulkan device and the
+interpreter on the same inputs (runtime.run_kernel(check=True)). Small-integer data (exactly
+representable; s8 accumulators near the int32 limits so that sums wrap, KHR: low-order 32 bits)
+must be bit-exact in every buffer. Uniform f16 data in [-1, 1] must agree within the rounding of
+f16 products summed in f32 in another order: |gpu - interpreter| <= 1e-5 * K (far above one f32
+ulp of the result, far below any error a wrong element or layout gives).
 """
 
 from __future__ import annotations
 
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vk_check_common import Case, cli, report, run_cases, save_case, write_manifest, write_spv  # noqa: E402
-
+ROOT = Path(__file__).resolve().parents[2]
+LEGALIZE = "legalize-coop-sizes{target=h200-vulkan}"
 CASES = [
-    # (name, example, kernel, grid, flavor)
-    ("gemm_f16_khr", "examples/gemm_f16.mlir", "gemm_f16", (2, 2, 1), "khr"),
-    ("gemm_f16_nv", "examples/gemm_f16.mlir", "gemm_f16", (2, 2, 1), "nv"),
-    ("gemm_s8_khr", "examples/gemm_s8.mlir", "gemm_s8", (4, 2, 1), "khr"),
-    ("gemm_s8_nv", "examples/gemm_s8.mlir", "gemm_s8", (4, 2, 1), "nv"),
+    # (name, example, kernel, grid, pipeline, data kinds)
+    ("gemm_f16_khr", "gemm_f16", (2, 2, 1), "convert-coop-to-spirv{flavor=khr}", ("int", "float")),
+    ("gemm_f16_nv", "gemm_f16", (2, 2, 1), "convert-coop-to-spirv{flavor=nv}", ("int", "float")),
+    ("gemm_s8_khr", "gemm_s8", (4, 2, 1), "convert-coop-to-spirv{flavor=khr}", ("int",)),
+    ("gemm_s8_nv", "gemm_s8", (4, 2, 1), "convert-coop-to-spirv{flavor=nv}", ("int",)),
+    # legalize-coop-sizes (docs/legalize.md): 64x64 matrices split into native tiles or flexible
+    ("large_split", "gemm_f16_64_large", (1, 1, 1),
+     "legalize-coop-sizes{target=h200-vulkan flexible=false}", ("int", "float")),
+    ("large_flexible", "gemm_f16_64_large", (1, 1, 1), LEGALIZE, ("int",)),
+    ("legalized_gemm_f16", "gemm_f16", (2, 2, 1), LEGALIZE, ("int",)),
+    ("legalized_gemm_s8", "gemm_s8", (4, 2, 1), LEGALIZE, ("int",)),
 ]
 
 
-def _inputs(kernel: str, rng: np.random.Generator, data: str) -> list[np.ndarray]:
-    if kernel == "gemm_f16":
-        if data == "int":
-            a = rng.integers(-4, 5, (128, 256)).astype(np.float16)
-            b = rng.integers(-4, 5, (256, 128)).astype(np.float16)
-            c = rng.integers(-64, 65, (128, 128)).astype(np.float32)
-        else:
-            a = rng.uniform(-1, 1, (128, 256)).astype(np.float16)
-            b = rng.uniform(-1, 1, (256, 128)).astype(np.float16)
-            c = rng.uniform(-1, 1, (128, 128)).astype(np.float32)
-        return [a, b, c]
-    a = rng.integers(-128, 128, (64, 128)).astype(np.int8)
-    bt = rng.integers(-128, 128, (64, 128)).astype(np.int8)
-    # accumulators near the int32 limits, so that the sum wraps (KHR: low-order 32 bits)
-    c = rng.integers(-(2**31), 2**31, (64, 64), dtype=np.int64).astype(np.int32)
-    return [a, bt, c]
+def _inputs(kernel: str, shapes, rng: np.random.Generator, data: str) -> list[np.ndarray]:
+    if kernel == "gemm_s8":
+        (m, k), (n, _), _ = shapes
+        return [rng.integers(-128, 128, (m, k)).astype(np.int8),
+                rng.integers(-128, 128, (n, k)).astype(np.int8),
+                rng.integers(-(2**31), 2**31, (m, n), dtype=np.int64).astype(np.int32)]
+    (m, k), (_, n), _ = shapes
+    if data == "int":
+        return [rng.integers(-4, 5, (m, k)).astype(np.float16),
+                rng.integers(-4, 5, (k, n)).astype(np.float16),
+                rng.integers(-64, 65, (m, n)).astype(np.float32)]
+    return [rng.uniform(-1, 1, (m, k)).astype(np.float16),
+            rng.uniform(-1, 1, (k, n)).astype(np.float16),
+            rng.uniform(-1, 1, (m, n)).astype(np.float32)]
 
 
-def build(args) -> None:
+def main(argv: list[str]) -> int:
     from coopdialect import api
+    from coopdialect.runtime import open_device, run_kernel
 
-    out, rng, manifest = args.folder, np.random.default_rng(args.seed), []
-    os.makedirs(out, exist_ok=True)
-    for name, path, kernel, grid, flavor in CASES:
-        spv = write_spv(out, name, api.compile_to_spirv(api.parse_file(path), flavor=flavor))
-        for data in (("int", "float") if kernel == "gemm_f16" else ("int",)):
-            bufs = _inputs(kernel, rng, data)
-            expected = [b.copy() for b in bufs]
-            api.run_kernel(api.parse_file(path), kernel, expected, grid)
-            save_case(out, manifest, f"{name}_{data}", spv, kernel, grid, bufs, expected,
-                      exact=data == "int", k=bufs[0].shape[1])
-    write_manifest(out, manifest)
-
-
-def _check(case: Case, got: list[np.ndarray]) -> tuple[str, str]:
-    out_got, out_exp = got[-1], case.expected[-1]
-    if case.meta["exact"]:
-        ok = np.array_equal(out_got, out_exp)
-        detail = f"mismatches={int(np.count_nonzero(out_got != out_exp))}/{out_exp.size}"
-    else:
-        bound = 1e-5 * case.meta["k"]
-        diff = np.abs(out_got.astype(np.float64) - out_exp.astype(np.float64))
-        ok = bool(diff.max() <= bound)
-        detail = f"max|diff|={diff.max():.3g} (bound {bound:.3g}), exact elements={np.mean(diff == 0):.3f}"
-    return ("PASS" if ok else "FAIL"), f": {out_exp.shape} {out_exp.dtype} {detail}"
-
-
-def run(args) -> int:
-    lines, failures = run_cases(args.folder, _check)
+    rng, lines, failures = np.random.default_rng(2026), [], 0
+    with open_device("vulkan") as dev:
+        lines.append(f"device: {dev.ctx.device_info()['name']}")
+        for name, example, grid, pipeline, kinds in CASES:
+            path = str(ROOT / "examples" / f"{example}.mlir")
+            module = api.parse_file(path)
+            fn = next(op for op in module.ops if getattr(op, "sym_name", None))
+            shapes = [tuple(a.type.get_shape()) for a in fn.args]
+            for data in kinds:
+                bufs = _inputs(example.replace("_64_large", ""), shapes, rng, data)
+                try:
+                    r = run_kernel(module, example, bufs, grid, dev, pipeline=pipeline, check=True)
+                    out = r.verdicts[-1]
+                    bound = 1e-5 * shapes[0][1]
+                    ok = r.passed if data == "int" else out.max_abs <= bound
+                    detail = out.line() if data == "int" else (
+                        f"%{out.name} {out.type}: max |gpu - interpreter| {out.max_abs:.3g} "
+                        f"(bound {bound:.3g}), {out.differing}/{out.size} elements differ")
+                except Exception as e:  # noqa: BLE001 - report it, go on
+                    ok, detail = False, f"{type(e).__name__}: {e}"
+                failures += not ok
+                lines.append(f"[{'PASS' if ok else 'FAIL'}] {name}_{data}: {detail}")
     lines.append(f"{len(lines) - 1 - failures}/{len(lines) - 1} cases match the interpreter")
-    return report(lines, args.out, "vk_gemm_check.txt", failures)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from gpu_check_common import report
+
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
+    return report(lines, out, "vk_gemm_check.txt", failures)
 
 
 if __name__ == "__main__":
-    cli(__doc__, build, run)
+    sys.exit(main(sys.argv[1:]))

@@ -19,13 +19,13 @@ func.func @memory(%A: memref<4096xf16>, %C: memref<64x64xf32>, %W: memref<256xf1
   %b = coop.load %A[%o], %s, ColumnMajor, <Nontemporal|Aligned 16|Volatile> : memref<4096xf16> -> !b
   // CHECK: coop.load %A[%o], %s, RowMajor, <MakePointerVisible Device|NonPrivatePointer>
   %v = coop.load %A[%o], %s, RowMajor, <MakePointerVisible Device|NonPrivatePointer> : memref<4096xf16> -> !a
-  // CHECK: coop.load %W[%o], %s, RowMajor : memref<256xf16, #coop<storage_class Workgroup>> -> !coop.matrix<16x8xf16, Subgroup>
-  %n = coop.load %W[%o], %s, RowMajor : memref<256xf16, #coop<storage_class Workgroup>> -> !n
+  // CHECK: coop.load %W[%o], %s, RowMajor : memref<256xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<16x8xf16, Subgroup>
+  %n = coop.load %W[%o], %s, RowMajor : memref<256xf16, #coop.storage_class<Workgroup>> -> !n
   %c = coop.load %C[%o], %s, RowMajor : memref<64x64xf32> -> !c
   // CHECK: coop.store %{{.*}}, %C[%o], %s, ColumnMajor, <MakePointerAvailable Workgroup|NonPrivatePointer> : !coop.matrix<16x16xf32, Subgroup, MatrixAcc>, memref<64x64xf32>
   coop.store %c, %C[%o], %s, ColumnMajor, <MakePointerAvailable Workgroup|NonPrivatePointer> : !c, memref<64x64xf32>
-  // CHECK: coop.store %n, %W[%o], %s, RowMajor : !coop.matrix<16x8xf16, Subgroup>, memref<256xf16, #coop<storage_class Workgroup>>
-  coop.store %n, %W[%o], %s, RowMajor : !n, memref<256xf16, #coop<storage_class Workgroup>>
+  // CHECK: coop.store %n, %W[%o], %s, RowMajor : !coop.matrix<16x8xf16, Subgroup>, memref<256xf16, #coop.storage_class<Workgroup>>
+  coop.store %n, %W[%o], %s, RowMajor : !n, memref<256xf16, #coop.storage_class<Workgroup>>
   func.return
 }
 

@@ -1,8 +1,15 @@
 """Minimal Vulkan compute runner in pure Python (ctypes over libvulkan.so.1).
 
-Used to run compiler-emitted SPIR-V compute shaders on a GPU (the target is an NVIDIA H200)
-and compare their results with a numpy interpreter.  No Vulkan Python bindings are needed:
-every struct and function used is declared here with ctypes.
+Runs compiler-emitted SPIR-V compute shaders on a GPU (the target is an NVIDIA H200); the
+runtime's Vulkan device (`coopdialect.runtime.vulkan`) is built on it. Every struct and function
+used is declared here with ctypes.
+
+Why ctypes and not a binding (checked 2026-11): the maintained `vulkan` package (realitix,
+1.3.275.1, Feb 2024) is generated from headers that predate VK_NV_cooperative_matrix2 (its structs
+came with Vulkan-Headers 1.3.30x), so it cannot enable the coopmat2 features or query the
+flexible-dimension table; `vulkan_py` 1.1.0 (2026) is generated from a current vk.xml and has
+them, but it is a months-old single-author project under GPL-3.0-or-later, which this package
+cannot depend on. So the declarations stay here, each taken from vulkan_core.h.
 
 Public API
 ----------
@@ -885,9 +892,7 @@ class VulkanContext:
         }
         self.missing_features = [f"{k}.{n}" for k, ns in required.items() for n in ns
                                  if not enabled[k].get(n)]
-        if self.missing_features:
-            print("vk_runner: device lacks features: " + ", ".join(self.missing_features),
-                  file=sys.stderr)
+        # (not fatal here: coopdialect.runtime.vulkan names the feature a module needs)
 
         prio = c_float(1.0)
         qci = VkDeviceQueueCreateInfo(ST_DEVICE_QUEUE_CREATE_INFO, None, 0, self.queue_family, 1,

@@ -1,0 +1,854 @@
+"""The staged form on Hopper: a warp-specialized TMA + mbarrier + wgmma pipeline (sm_90a).
+
+Input: a kernel after `pipeline-coop-loads` (docs/staging.md): workgroup buffers filled by
+`coop.async_copy` in committed groups, one `scf.for` marked `coop.pipeline_stages = S` whose
+iterations wait for their group (`coop.async_wait_group`), load Workgroup-scope A/B matrices from
+slot `i mod S` and `coop.mul_add` them into a Workgroup-scope accumulator.
+
+Output: one CTA of `128 * (C + 1)` threads (C = accumulator rows / 64 consumer warpgroups):
+
+* **producer** (warpgroup 0, `setmaxnreg.dec` to `producer_registers`; one thread works): runs
+  the kernel's copy slice — the same IR with every matrix op dropped — and turns each group of
+  copies into `mbarrier.arrive.expect_tx` on `full[g mod S]` plus one
+  `cp.async.bulk.tensor.2d` per copy (the tensor map of the source argument, box = the copy's
+  rows x cols, 128-byte swizzle); before refilling a slot it waits on `empty[g mod S]`.
+* **consumers** (warpgroups 1..C, `setmaxnreg.inc` to `consumer_registers`): run the IR with the
+  copies dropped; `coop.async_wait_group` waits on `full[g mod S]` (parity `(g / S) & 1`); an A/B
+  load from a workgroup buffer is a wgmma shared-memory descriptor (K-major, 128B swizzle,
+  SBO = 1024 bytes); each `coop.mul_add` is K/16 `wgmma.mma_async.m64nNk16` on the consumer's
+  64 rows, committed, then `wgmma.wait_group 1` — so one batch is in flight while the next
+  stage's copy lands — after which the previous stage is released (`mbarrier.arrive` on
+  `empty`, one per warp).
+
+Group numbering is static: the function body's commits before the staged loop count P, each
+iteration commits c, so the copies/waits of iteration i refer to group `P + i*c + k`. Workgroup
+ids are remapped in groups of `raster_group` tile rows (a bijection of the grid: workgroups are
+independent, so their order is the compiler's to choose) so that concurrently running CTAs
+share A and B tiles in L2. The launch description (`coopdialect.ptx.launch`) says how the host
+encodes the tensor maps and how much dynamic shared memory to ask for.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, Float16Type, Float32Type, IndexType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from coopdialect.dialects import coop, ptx
+from coopdialect.dialects import gpu as cgpu
+from coopdialect.dialects.coop import Layout, Scope, Use
+from coopdialect.dialects.coop_async import (
+    AllocWorkgroupOp,
+    AsyncCommitGroupOp,
+    AsyncCopyOp,
+    AsyncWaitGroupOp,
+    is_workgroup,
+)
+from coopdialect.ptx.lower import (
+    RULES,
+    Buf,
+    Frag,
+    KernelLowering,
+    Scalar,
+    Skipped,
+    op_error,
+    width,
+)
+
+STAGES_ATTR = "coop.pipeline_stages"
+SWIZZLE_BYTES = 128  # the box row of every staged copy: 128-byte swizzle, SBO = 8 rows
+_DTYPE = {Float16Type: "FLOAT16", BFloat16Type: "BFLOAT16", Float32Type: "FLOAT32"}
+_THREAD_IDS = (cgpu.ThreadIdOp, cgpu.SubgroupIdOp, cgpu.LaneIdOp, cgpu.GlobalIdOp, cgpu.NumSubgroupsOp,
+               cgpu.BlockDimOp)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Knobs of the lowering (pass options of convert-coop-to-ptx)."""
+
+    producer_registers: int = 40
+    consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
+    raster_group: int = 8
+
+    def budgets(self, consumers: int) -> tuple[int, int]:
+        """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
+        c = self.consumer_registers
+        if not c:
+            c = min(232, (65536 - 128 * self.producer_registers) // (128 * consumers) // 8 * 8)
+        return self.producer_registers, c
+
+
+@dataclass
+class Plan:
+    """What the analysis of a staged kernel found."""
+
+    loop: scf.ForOp
+    stages: int
+    consumers: int
+    buffers: list[AllocWorkgroupOp]
+    buffer_offset: dict[AllocWorkgroupOp, int]  # bytes from the aligned dynamic-smem base
+    barrier_offset: int
+    smem_bytes: int
+    sources: list[int]  # function argument indices read by async copies (tensor maps)
+    boxes: dict[int, tuple[int, int]]  # arg -> (rows, cols) of its copies
+    group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
+    group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
+
+
+def _refuse(op: Operation, why: str):
+    return op_error(op, f"the staged form lowers only to a warp-specialized wgmma pipeline "
+                        f"(sm_90a) and {why}")
+
+
+def analyze(fn: func.FuncOp, target: str) -> Plan | None:
+    """The plan for a staged kernel, None for a kernel without staged ops; raises the one-line
+    diagnostic (on the offending op) for a staged kernel this lowering cannot do."""
+    staged = [op for op in fn.walk() if isinstance(op, AllocWorkgroupOp | AsyncCopyOp |
+                                                    AsyncCommitGroupOp | AsyncWaitGroupOp)]
+    if not staged:
+        return None
+    if target != "sm_90a":
+        raise _refuse(staged[0], f"target {target} is not sm_90a")
+    loops = [op for op in fn.walk() if isinstance(op, scf.ForOp) and STAGES_ATTR in op.attributes]
+    if len(loops) != 1:
+        raise _refuse(staged[0], f"needs exactly one scf.for with {STAGES_ATTR}, found {len(loops)}")
+    loop = loops[0]
+    attr = loop.attributes[STAGES_ATTR]
+    stages = attr.value.data if hasattr(attr, "value") else attr.data
+    for op in fn.walk():
+        if isinstance(op, _THREAD_IDS):
+            raise _refuse(op, "the kernel must not depend on invocation or subgroup ids (the "
+                              "compiler chooses the warp roles)")
+    buffers = [op for op in staged if isinstance(op, AllocWorkgroupOp)]
+    copies = [op for op in staged if isinstance(op, AsyncCopyOp)]
+    args = list(fn.args)
+    boxes: dict[int, tuple[int, int]] = {}
+    for cp in copies:
+        if cp.source not in args:
+            raise _refuse(cp, "the copy source must be a kernel argument")
+        i = args.index(cp.source)
+        es = width(cp.source.type.element_type) // 8
+        rows, cols = cp.rows.data, cp.cols.data
+        if cols * es != SWIZZLE_BYTES or rows > 256 or rows % 8:
+            raise _refuse(cp, f"a copied box must have rows of {SWIZZLE_BYTES} bytes and a "
+                              f"multiple of 8 (<= 256) rows, got {rows}x{cols}x{cp.source.type.element_type}")
+        if _const(cp.source_stride) is None or _const(cp.destination_stride) != cols:
+            raise _refuse(cp, "needs a constant source stride and a destination row pitch equal "
+                              "to the box's cols")
+        if boxes.setdefault(i, (rows, cols)) != (rows, cols):
+            raise _refuse(cp, "all copies of one argument must have the same box")
+    accs = []
+    for op in fn.walk():
+        if isinstance(op, coop.LoadOp) and is_workgroup(op.pointer.type):
+            t = op.result.type
+            ok = (t.scope_value == Scope.Workgroup and
+                  ((t.use_value == Use.MatrixA and op.layout.data == Layout.RowMajor) or
+                   (t.use_value == Use.MatrixB and op.layout.data == Layout.ColumnMajor)))
+            if not ok:
+                raise _refuse(op, "workgroup buffers must be read as Workgroup-scope MatrixA "
+                                  "RowMajor / MatrixB ColumnMajor (K-major wgmma operands)")
+        if isinstance(op, coop.MulAddOp):
+            accs.append(op)
+    if not accs:
+        raise _refuse(staged[0], "has no coop.mul_add to pipeline")
+    rows = {op.c.type.rows for op in accs}
+    if len(rows) != 1 or next(iter(rows)) % 64 or not 64 <= next(iter(rows)) <= 192:
+        raise _refuse(accs[0], f"accumulators must have 64, 128 or 192 rows (one consumer "
+                               f"warpgroup per 64), got {sorted(rows)}")
+    consumers = next(iter(rows)) // 64
+    offsets, off = {}, 0
+    for b in buffers:
+        t = b.result.type
+        size = width(t.element_type) // 8
+        for d in t.get_shape():
+            size *= d
+        offsets[b] = off
+        off += -(-size // 1024) * 1024
+    barrier_offset = off
+    smem = off + 16 * stages + 1024  # + alignment slack of the dynamic base
+    plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem,
+                sorted(boxes), boxes)
+    _number_groups(fn, plan)
+    return plan
+
+
+def _const(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp):
+        return op.value.value.data
+    return None
+
+
+def _number_groups(fn: func.FuncOp, plan: Plan) -> None:
+    """Give every async copy/wait its group `(P + k, per_iteration)` and every group's first copy
+    the bytes of the group; refuse structures the static numbering cannot follow."""
+    block_of_group: dict[tuple[int, int], Block] = {}
+
+    def visit(block: Block, in_loop: bool, count: list[int], shift: int) -> None:
+        first: Operation | None = None
+        for op in block.ops:
+            if isinstance(op, AsyncCommitGroupOp):
+                count[0] += 1
+                first = None
+            elif isinstance(op, AsyncCopyOp):
+                key = (count[0] + shift, int(in_loop))
+                plan.group_of[op] = key
+                if block_of_group.setdefault(key, block) is not block:
+                    raise _refuse(op, "the copies of one group must be issued in one block")
+                es = width(op.source.type.element_type) // 8
+                if first is None:
+                    first = op
+                    plan.group_bytes[op] = 0
+                plan.group_bytes[first] += op.rows.data * op.cols.data * es
+            elif isinstance(op, AsyncWaitGroupOp):
+                g = count[0] - 1 - op.pending.data + shift
+                if in_loop and g < 0:
+                    raise _refuse(op, "waits for a group before the first one")
+                if after_loop[0] and _reads_workgroup_after(op):
+                    raise _refuse(op, "workgroup memory is read after the staged loop")
+                plan.group_of[op] = (g, int(in_loop))
+            elif op is plan.loop:
+                inner = [0]
+                visit(op.body.block, True, inner, count[0])
+                if inner[0] != 1:
+                    raise _refuse(op, f"the staged loop must commit exactly one group per "
+                                      f"iteration, it commits {inner[0]}")
+                after_loop[0] = True
+            elif isinstance(op, scf.IfOp):
+                for region in op.regions:
+                    for b in region.blocks:
+                        if any(isinstance(o, AsyncCommitGroupOp) for o in b.walk()):
+                            raise _refuse(op, "commits must not be conditional")
+                        visit(b, in_loop, count, shift)
+            elif any(isinstance(o, AsyncCopyOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
+                     for r in op.regions for b in r.blocks for o in b.walk()):
+                raise _refuse(op, "async copies are allowed only at the kernel's top level, in "
+                                  "scf.if and in the staged loop")
+            if after_loop[0] and isinstance(op, AsyncCopyOp | AsyncCommitGroupOp) and not in_loop:
+                raise _refuse(op, "no async copies may follow the staged loop")
+
+    after_loop = [False]
+    visit(fn.body.block, False, [0], 0)
+
+
+def _inside(op: Operation, ancestor: Operation) -> bool:
+    p = op.parent_op()
+    while p is not None:
+        if p is ancestor:
+            return True
+        p = p.parent_op()
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Values of the role lowerings
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SwizzledTile:
+    """A K-major wgmma operand in shared memory: 128-byte rows, 128B swizzle (TMA-written)."""
+
+    ty: coop.MatrixType
+    addr: SSAValue  # .b32 shared-window address of the tile's first row
+
+
+class RoleLowering(KernelLowering):
+    """KernelLowering of one warp role (`producer` or `consumer`) of a staged kernel."""
+
+    def __init__(self, fn: func.FuncOp, target: str, role: str, plan: Plan, shared: dict,
+                 blocks: list[Block], prologue: list[Operation]):
+        super().__init__(fn, target)
+        self.role = role
+        self.plan = plan
+        self.sh = shared  # registers set up by the kernel entry: smem base, barriers, ids
+        self.blocks = blocks
+        self.prologue = prologue
+        self.consts = shared["consts"]
+        self.cache = shared["cache"]
+        self.workgroup_size = None
+        self.wait_group: SSAValue | int | None = None  # group of the last consumer wait
+        self.released = True
+        self.wgmma_in_flight = False
+        self.trip: SSAValue | None = None
+
+    def lower_ops(self, block: Block) -> None:
+        for op in block.ops:
+            self.lower_ops_one(op)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def b32(self, v: Scalar) -> SSAValue:
+        """A .b32 register of an index scalar (the low half; addresses and coords fit)."""
+        if v.const is not None:
+            return self.imm("b32", str(int(v.const)))
+        return self.inst(ptx.CvtOp, ".u32.u64", [v.reg], "b32")
+
+    def group_index(self, op: Operation) -> SSAValue:
+        """The runtime (.b32) group number of an async copy/wait: P + i*c."""
+        base, per = self.plan.group_of[op]
+        if not per:
+            return self.imm("b32", str(base))
+        i = self.trip_index()
+        return self.inst(ptx.AddOp, ".u32", [i, self.imm("b32", str(base))], "b32") if base else i
+
+    def trip_index(self) -> SSAValue:
+        """(iv - lb) / step of the staged loop, as .b32, computed once per iteration."""
+        if self.trip is None or self.trip_block is not self.cur:
+            loop = self.plan.loop
+            header, iv, _ = self.loop_stack[-1]
+            lb, step = self.scalar(loop.lb), self.scalar(loop.step)
+            d = self.index_op("sub", Scalar(IndexType(), reg=iv), lb)
+            self.trip = self.b32(d)
+            if step.const is not None and step.const & (step.const - 1) == 0:
+                if step.const > 1:
+                    sh = self.imm("b32", str(int(step.const).bit_length() - 1))
+                    self.trip = self.inst(ptx.ShrOp, ".u32", [self.trip, sh], "b32")
+            elif step.const != 1:
+                d = Scalar(IndexType(), reg=self.inst(ptx.DivOp, ".u64", [self.reg(d), self.reg(step)], "b64"))
+                self.trip = self.b32(d)
+            self.trip_block = self.cur
+        return self.trip
+
+    def barrier(self, which: str, g: SSAValue) -> SSAValue:
+        """Shared address (.b32) of full[g mod S] or empty[g mod S]."""
+        slot = self.mod_stages(g)
+        off = self.inst(ptx.ShlOp, ".b32", [slot, self.imm("b32", "3")], "b32")
+        base = self.sh["full"] if which == "full" else self.sh["empty"]
+        return self.inst(ptx.AddOp, ".u32", [base, off], "b32")
+
+    def mod_stages(self, g: SSAValue) -> SSAValue:
+        S = self.plan.stages
+        if S & (S - 1) == 0:
+            return self.inst(ptx.AndOp, ".b32", [g, self.imm("b32", str(S - 1))], "b32")
+        return self.inst(ptx.RemOp, ".u32", [g, self.imm("b32", str(S))], "b32")
+
+    def parity(self, g: SSAValue, minus_one: bool = False) -> SSAValue:
+        S = self.plan.stages
+        if S & (S - 1) == 0:
+            r = self.inst(ptx.ShrOp, ".u32", [g, self.imm("b32", str(S.bit_length() - 1))], "b32")
+        else:
+            r = self.inst(ptx.DivOp, ".u32", [g, self.imm("b32", str(S))], "b32")
+        if minus_one:
+            r = self.inst(ptx.AddOp, ".u32", [r, self.imm("b32", "1")], "b32")
+        return self.inst(ptx.AndOp, ".b32", [r, self.imm("b32", "1")], "b32")
+
+    def spin_wait(self, bar: SSAValue, parity: SSAValue) -> None:
+        """`try_wait.parity` loop: returns once the phase of that parity has completed."""
+        loop = self.new_block()
+        self.emit(ptx.BraOp(loop))
+        self.cur = loop
+        done = self.emit(ptx.MbarrierTryWaitParityOp(bar, parity)).out
+        after = self.new_block()
+        self.emit(ptx.CbraOp(done, after, loop))
+        self.cur = after
+
+    def when(self, pred: SSAValue, negate: bool = False) -> Block:
+        """Start a block executed only when `pred` (or its negation) holds; returns the join block."""
+        body, join = self.new_block(), Block()
+        self.emit(ptx.CbraOp(pred, join, body, negate=not negate))
+        self.cur = body
+        return join
+
+    def join(self, join: Block) -> None:
+        self.emit(ptx.BraOp(join))
+        self.blocks.append(join)
+        self.cur = join
+
+
+def _is_matrix_op(op: Operation) -> bool:
+    if any(isinstance(r.type, coop.MatrixType) for r in op.results):
+        return True
+    return op.name.startswith(("coop.", "sparse_mma.")) and not isinstance(
+        op, AllocWorkgroupOp | AsyncCopyOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules shared by both roles
+# ---------------------------------------------------------------------------------------------
+
+
+def _alloc(lw: RoleLowering, op: AllocWorkgroupOp) -> None:
+    off = lw.plan.buffer_offset[op]
+    base = lw.sh["smem"]
+    addr = lw.inst(ptx.AddOp, ".u32", [base, lw.imm("b32", str(off))], "b32") if off else base
+    lw.vmap[op.result] = Buf(op.result.type, addr, "shared")
+
+
+def _if(lw: RoleLowering, op: scf.IfOp) -> None:
+    if op.results:
+        raise op_error(op, "scf.if with results has no PTX lowering in a staged kernel")
+    cond = lw.reg(lw.scalar(op.cond))
+    then_b, join = lw.new_block(), Block()
+    else_b = lw.new_block() if op.false_region.blocks and list(op.false_region.block.ops)[:-1] else None
+    lw.emit(ptx.CbraOp(cond, then_b, else_b or join))
+    for blk, region in ((then_b, op.true_region), (else_b, op.false_region)):
+        if blk is None:
+            continue
+        lw.cur = blk
+        for o in region.block.ops:
+            if isinstance(o, scf.YieldOp):
+                continue
+            (lw.lower_ops_one(o))
+        lw.emit(ptx.BraOp(join))
+    lw.blocks.append(join)
+    lw.cur = join
+
+
+def _lower_one(self: RoleLowering, op: Operation) -> None:
+    """Lower one op through the role's tables (scf.if bodies are lowered op by op)."""
+    table = PRODUCER_RULES if self.role == "producer" else CONSUMER_RULES
+    fn = table.get(type(op))
+    if fn is not None:
+        return fn(self, op)
+    if self.role == "producer" and _is_matrix_op(op):
+        for r in op.results:
+            self.vmap[r] = Skipped(r.type)
+        return
+    rule = RULES.get(type(op))
+    if rule is None:
+        raise op_error(op, f"has no PTX lowering (convert-coop-to-ptx, target {self.target})")
+    rule(self, op)
+
+
+RoleLowering.lower_ops_one = _lower_one
+
+
+def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
+    RULES[scf.ForOp](lw, op)
+    if op is lw.plan.loop and lw.role == "consumer" and lw.wgmma_in_flight:
+        lw.emit(ptx.WgmmaWaitGroupOp(0))
+        lw.wgmma_in_flight = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Producer
+# ---------------------------------------------------------------------------------------------
+
+
+def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
+    plan = lw.plan
+    g = lw.group_index(op)
+    if op in plan.group_bytes:
+        base, per = plan.group_of[op]
+        # Refill of a slot: wait until the consumers released the use S groups earlier.
+        if per or base >= plan.stages:
+            S = plan.stages
+            need = lw.inst(ptx.SetpOp, ".ge.u32", [g, lw.imm("b32", str(S))], "pred")
+            join = lw.when(need)
+            lw.spin_wait(lw.barrier("empty", g), lw.parity(g, minus_one=True))
+            lw.join(join)
+        lw.emit(ptx.MbarrierArriveOp(lw.barrier("full", g), plan.group_bytes[op]))
+    src = lw.vmap[op.source]
+    dst = lw.vmap[op.destination]
+    stride = _const(op.source_stride)
+    off = lw.scalar(op.source_offset)
+    if off.const is not None:
+        row, col = (lw.imm("b32", str(int(off.const) // stride)),
+                    lw.imm("b32", str(int(off.const) % stride)))
+    elif stride & (stride - 1) == 0:
+        r = lw.inst(ptx.ShrOp, ".u64", [off.reg, lw.imm("b32", str(stride.bit_length() - 1))], "b64")
+        c = lw.inst(ptx.AndOp, ".b64", [off.reg, lw.imm("b64", str(stride - 1))], "b64")
+        row, col = (lw.inst(ptx.CvtOp, ".u32.u64", [r], "b32"), lw.inst(ptx.CvtOp, ".u32.u64", [c], "b32"))
+    else:
+        r = lw.inst(ptx.DivOp, ".u64", [off.reg, lw.imm("b64", str(stride))], "b64")
+        c = lw.inst(ptx.RemOp, ".u64", [off.reg, lw.imm("b64", str(stride))], "b64")
+        row, col = (lw.inst(ptx.CvtOp, ".u32.u64", [r], "b32"), lw.inst(ptx.CvtOp, ".u32.u64", [c], "b32"))
+    es = width(op.destination.type.element_type) // 8
+    doff = lw.scalar(op.destination_offset)
+    dbytes = lw.index_op("mul", doff, lw.idx_const(es))
+    daddr = lw.inst(ptx.AddOp, ".u32", [dst.base, lw.b32(dbytes)], "b32")
+    lw.emit(ptx.CpAsyncBulkTensorOp(daddr, src.base, [col, row], lw.barrier("full", g)))
+
+
+def _p_nothing(lw: RoleLowering, op: Operation) -> None:
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Consumers
+# ---------------------------------------------------------------------------------------------
+
+
+def _reads_workgroup_after(op: Operation) -> bool:
+    """Whether a workgroup-memory load follows `op` (in its block or after its ancestors)."""
+    cur = op
+    while cur is not None:
+        nxt = cur.next_op
+        while nxt is not None:
+            if any(isinstance(o, coop.LoadOp) and is_workgroup(o.pointer.type) for o in nxt.walk()):
+                return True
+            nxt = nxt.next_op
+        cur = cur.parent_op()
+        if isinstance(cur, func.FuncOp):
+            break
+    return False
+
+
+def _c_wait(lw: RoleLowering, op: AsyncWaitGroupOp) -> None:
+    base, per = lw.plan.group_of[op]
+    if not per and (base < 0 or not _reads_workgroup_after(op)):
+        return
+    g = lw.group_index(op)
+    lw.spin_wait(lw.barrier("full", g), lw.parity(g))
+    lw.wait_group = g
+    lw.released = False
+
+
+def _c_load(lw: RoleLowering, op: coop.LoadOp) -> None:
+    if not is_workgroup(op.pointer.type):
+        t = op.result.type
+        if t.scope_value == Scope.Workgroup:
+            return _acc_load(lw, op)
+        return RULES[coop.LoadOp](lw, op)
+    t = op.result.type
+    buf = lw.vmap[op.pointer]
+    es = width(t.element_type) // 8
+    off = lw.index_op("mul", lw.scalar(op.offset), lw.idx_const(es))
+    addr = lw.inst(ptx.AddOp, ".u32", [buf.base, lw.b32(off)], "b32")
+    if t.use_value == Use.MatrixA:  # this consumer's 64 rows
+        addr = lw.inst(ptx.AddOp, ".u32", [addr, lw.sh["a_row_bytes"]], "b32")
+    lw.vmap[op.result] = SwizzledTile(t, addr)
+
+
+def _acc_geometry(lw: RoleLowering, t: coop.MatrixType, op) -> list[tuple[int, int]]:
+    """Element (row, col) of each accumulator register relative to the thread's lane terms."""
+    if t.columns % 8 or not 8 <= t.columns <= 256:
+        raise op_error(op, f"accumulator columns must be a multiple of 8 in 8..256, got {t.columns}")
+    return [(8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1)) for i in range(t.columns // 2)]
+
+
+def _acc_base(lw: RoleLowering, buf: Buf, op, layout: Layout, es: int) -> tuple[SSAValue, Scalar]:
+    """Address of this thread's element (row0, col0) of a Workgroup accumulator access."""
+    if layout != Layout.RowMajor:
+        raise op_error(op, "a Workgroup-scope accumulator in a staged kernel is loaded and stored "
+                           "RowMajor")
+    stride = lw.scalar(op.stride)
+    row = Scalar(IndexType(), reg=lw.sh["acc_row"])
+    col = Scalar(IndexType(), reg=lw.sh["acc_col"])
+    idx = lw.index_op("add", lw.scalar(op.offset), lw.index_op("add", lw.index_op("mul", row, stride), col))
+    addr = lw.index_op("add", Scalar(IndexType(), reg=buf.base), lw.index_op("mul", idx, lw.idx_const(es)))
+    return lw.reg(addr), stride
+
+
+def _acc_load(lw: RoleLowering, op: coop.LoadOp) -> None:
+    t = op.result.type
+    buf = lw.vmap[op.pointer]
+    es = width(t.element_type) // 8
+    base, stride = _acc_base(lw, buf, op, op.layout.data, es)
+    if stride.const is None:
+        raise op_error(op, "needs a constant stride in a staged kernel")
+    regs = []
+    for r, c in _acc_geometry(lw, t, op):
+        kind = "f32" if isinstance(t.element_type, Float32Type) else "b16" if es == 2 else "b32"
+        suffix = "f32" if kind == "f32" else f"b{es * 8}"
+        regs.append(lw.emit(ptx.LdOp(f".{buf.space}.{suffix}", base, (r * int(stride.const) + c) * es,
+                                     [ptx.RegType(kind)])).outs[0])
+    lw.vmap[op.result] = Frag(t, regs)
+
+
+def _c_store(lw: RoleLowering, op: coop.StoreOp) -> None:
+    t = op.object.type
+    if t.scope_value != Scope.Workgroup:
+        return RULES[coop.StoreOp](lw, op)
+    if lw.wgmma_in_flight:
+        lw.emit(ptx.WgmmaWaitGroupOp(0))
+        lw.wgmma_in_flight = False
+    buf = lw.vmap[op.pointer]
+    frag = lw.vmap[op.object]
+    es = width(t.element_type) // 8
+    base, stride = _acc_base(lw, buf, op, op.layout.data, es)
+    if stride.const is None:
+        raise op_error(op, "needs a constant stride in a staged kernel")
+    geo = _acc_geometry(lw, t, op)
+    regs = list(frag.regs)
+    for i in range(0, len(regs), 2):  # registers 2j, 2j+1 hold adjacent columns
+        r, c = geo[i]
+        off = (r * int(stride.const) + c) * es
+        if es == 2:
+            pair = lw.emit(ptx.PackOp(".b32", [regs[i], regs[i + 1]], ptx.B32)).out
+            lw.emit(ptx.StOp(f".{buf.space}.b32", base, off, [pair]))
+        else:
+            lw.emit(ptx.StOp(f".{buf.space}.v2.{'f32' if isinstance(t.element_type, Float32Type) else 'b32'}",
+                             base, off, [regs[i], regs[i + 1]]))
+
+
+def _c_construct(lw: RoleLowering, op: coop.CompositeConstructOp) -> None:
+    t = op.result.type
+    if t.scope_value != Scope.Workgroup:
+        return RULES[coop.CompositeConstructOp](lw, op)
+    s = lw.scalar(op.constituent)
+    if s.const is None or not isinstance(t.element_type, Float32Type):
+        raise op_error(op, "a Workgroup-scope matrix in a staged kernel is constructed from an "
+                           "f32 constant")
+    _acc_geometry(lw, t, op)
+    from coopdialect.ptx.lower import float_literal
+    lit = float_literal(t.element_type, float(s.const))
+    # Distinct registers: wgmma reads and writes each accumulator register in place.
+    lw.vmap[op.result] = Frag(t, [lw.emit(ptx.MovImmOp(".f32", lit, ptx.F32)).out
+                                  for _ in range(t.columns // 2)])
+
+
+def _desc(lw: RoleLowering, addr: SSAValue, k_step: int) -> SSAValue:
+    """wgmma descriptor: start addr>>4, LBO 1 (unused by swizzled K-major), SBO 1024>>4, 128B."""
+    lo = lw.inst(ptx.ShrOp, ".u32", [addr, lw.imm("b32", "4")], "b32")
+    lo = lw.inst(ptx.OrOp, ".b32", [lo, lw.imm("b32", str(1 << 16))], "b32")
+    if k_step:
+        lo = lw.inst(ptx.AddOp, ".u32", [lo, lw.imm("b32", str(k_step))], "b32")
+    hi = lw.imm("b32", str((1 << 30) | (1024 >> 4)))
+    return lw.emit(ptx.PackOp(".b64", [lo, hi], ptx.B64)).out
+
+
+def _c_mul_add(lw: RoleLowering, op: coop.MulAddOp) -> None:
+    a, b, c = (lw.vmap[v] for v in (op.a, op.b, op.c))
+    if not isinstance(a, SwizzledTile) or not isinstance(b, SwizzledTile):
+        raise op_error(op, "in a staged kernel A and B must come from workgroup buffers")
+    ta, tb, tc = op.a.type, op.b.type, op.c.type
+    et = {Float16Type: "f16", BFloat16Type: "bf16"}.get(type(ta.element_type))
+    if et is None or type(tb.element_type) is not type(ta.element_type):
+        raise op_error(op, "the wgmma pipeline multiplies f16 or bf16 A and B")
+    if not isinstance(tc.element_type, Float32Type) or op.operand_flags:
+        raise op_error(op, "the wgmma pipeline accumulates in f32 without operand flags")
+    n, k = tb.columns, ta.columns
+    if ta.rows != tc.rows or n != tc.columns or k % 16 or n % 8 or n > 256:
+        raise op_error(op, f"{ta.rows}x{k} * {tb.rows}x{n}: N must be a multiple of 8 up to 256 "
+                           "and K a multiple of 16")
+    es = width(ta.element_type) // 8
+    lw.comment(f"{op.name} {ta.rows}x{n}x{k} -> {k // 16} x wgmma.mma_async.m64n{n}k16.f32.{et}.{et}")
+    regs = list(c.regs)
+    lw.emit(ptx.WgmmaFenceOp())
+    for kk in range(k // 16):
+        step = (kk * 16 * es) >> 4
+        mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}", _desc(lw, a.addr, step),
+                                          _desc(lw, b.addr, step), regs))
+        regs = list(mma.outs)
+    lw.emit(ptx.WgmmaCommitGroupOp())
+    lw.emit(ptx.WgmmaWaitGroupOp(1))
+    lw.wgmma_in_flight = True
+    if not lw.released and lw.wait_group is not None:
+        # The batches before this one are complete: the stage of group g-1 is free again.
+        g = lw.wait_group
+        some = lw.inst(ptx.SetpOp, ".ne.u32", [g, lw.imm("b32", "0")], "pred")
+        lane0 = lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred")
+        both = lw.inst(ptx.AndOp, ".pred", [some, lane0], "pred")
+        join = lw.when(both)
+        prev = lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", "1")], "b32")
+        lw.emit(ptx.MbarrierArriveOp(lw.barrier("empty", prev)))
+        lw.join(join)
+        lw.released = True
+    lw.vmap[op.result] = Frag(op.result.type, regs)
+
+
+PRODUCER_RULES = {
+    AllocWorkgroupOp: _alloc, AsyncCopyOp: _p_copy, AsyncCommitGroupOp: _p_nothing,
+    AsyncWaitGroupOp: _p_nothing, scf.IfOp: _if, scf.ForOp: _staged_for,
+}
+CONSUMER_RULES = {
+    AllocWorkgroupOp: _alloc, AsyncCopyOp: _p_nothing, AsyncCommitGroupOp: _p_nothing,
+    AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
+    coop.MulAddOp: _c_mul_add, coop.CompositeConstructOp: _c_construct, scf.IfOp: _if,
+    scf.ForOp: _staged_for,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel
+# ---------------------------------------------------------------------------------------------
+
+
+def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Options()) -> ptx.KernelOp:
+    """The warp-specialized kernel of a staged function (see the module docstring)."""
+    name = fn.sym_name.data
+    C, S = plan.consumers, plan.stages
+    threads = 128 * (C + 1)
+    preg, creg = options.budgets(C)
+    if preg * 128 + creg * 128 * C > 65536 or not 24 <= preg <= 256 or not 24 <= creg <= 256:
+        raise op_error(fn, f"register budget: {preg} x 128 producer + {creg} x {128 * C} consumer "
+                           "registers must each be 24..256 and fit the 65536 of a CTA")
+    blocks: list[Block] = []
+    prologue: list[Operation] = []
+    shared: dict = {"consts": {}, "cache": {}}
+    entry = Block()
+    blocks.append(entry)
+    base = KernelLowering(fn, target)
+    base.blocks, base.prologue, base.consts, base.cache = blocks, prologue, shared["consts"], shared["cache"]
+    base.cur = entry
+
+    params, tmaps, launch_params = [], [], []
+    arg_regs: dict[int, SSAValue] = {}
+    tmap_regs: dict[int, SSAValue] = {}
+    args = list(fn.args)
+    for i, arg in enumerate(args):
+        if not isinstance(arg.type, MemRefType):
+            raise op_error(fn, f"kernel argument {i} has type {arg.type}; only memrefs "
+                               "(global buffers) can be kernel parameters")
+        hint = arg.name_hint or str(i)
+        if i in plan.sources:
+            pname = f"{name}_tmap_{hint}"
+            params.append(pname)
+            tmaps.append(pname)
+            mov = ptx.MovImmOp(".b64", pname, ptx.B64)
+            cvta = ptx.CvtaOp(".param.u64", [mov.out], [ptx.B64])
+            prologue += [mov, cvta]
+            tmap_regs[i] = cvta.outs[0]
+            launch_params.append(_tensor_map_param(fn, i, plan))
+        if i not in plan.sources or _used_directly(fn, arg):
+            pname = f"{name}_param_{hint}"
+            params.append(pname)
+            ld = ptx.LdParamOp(pname)
+            cvta = ptx.CvtaOp(".to.global.u64", [ld.out], [ptx.B64])
+            prologue += [ld, cvta]
+            arg_regs[i] = cvta.outs[0]
+            launch_params.append({"kind": "pointer", "arg": i})
+
+    e = base.inst
+    tid = base.special("%tid.x")
+    wg = e(ptx.ShrOp, ".u32", [tid, base.imm("b32", "7")], "b32")
+    smem = base.emit(ptx.MovImmOp(".u32", f"{name}_dsmem", ptx.B32)).out
+    smem = e(ptx.AddOp, ".u32", [smem, base.imm("b32", "1023")], "b32")
+    smem = e(ptx.AndOp, ".b32", [smem, base.imm("b32", "-1024")], "b32")
+    full = e(ptx.AddOp, ".u32", [smem, base.imm("b32", str(plan.barrier_offset))], "b32")
+    empty = e(ptx.AddOp, ".u32", [full, base.imm("b32", str(8 * S))], "b32")
+    lane = e(ptx.AndOp, ".b32", [tid, base.imm("b32", "31")], "b32")
+    # thread 0 initializes the barriers: full[s] expects the producer's arrival (+ bytes),
+    # empty[s] one arrival per consumer warp.
+    is0 = e(ptx.SetpOp, ".eq.u32", [tid, base.imm("b32", "0")], "pred")
+    init, after = Block(), Block()
+    base.emit(ptx.CbraOp(is0, init, after))
+    blocks.append(init)
+    base.cur = init
+    for s in range(S):
+        base.emit(ptx.MbarrierInitOp(full, 8 * s, 1))
+        base.emit(ptx.MbarrierInitOp(empty, 8 * s, 4 * C))
+    base.emit(ptx.FenceMbarrierInitOp())
+    base.emit(ptx.BraOp(after))
+    blocks.append(after)
+    base.cur = after
+    base.emit(ptx.BarSyncOp(0))
+    _remap_block_ids(base, options.raster_group)
+    is_prod = e(ptx.SetpOp, ".eq.u32", [wg, base.imm("b32", "0")], "pred")
+    prod, cons = Block(), Block()
+    base.emit(ptx.CbraOp(is_prod, prod, cons))
+
+    # Consumer lane geometry: row = 64*(wg-1) + 16*warp + g, col = 2*q (wgmma D layout).
+    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane)
+
+    def role(kind: str, start: Block) -> None:
+        blocks.append(start)
+        lw = RoleLowering(fn, target, kind, plan, sh, blocks, prologue)
+        lw.cur = start
+        lw.block_ids = base.block_ids
+        for i, arg in enumerate(args):
+            if i in tmap_regs:
+                lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
+            if i in arg_regs:
+                lw.vmap[arg] = Buf(arg.type, arg_regs[i], "global")
+        if kind == "producer":
+            if C > 1:  # with one consumer the register file is no constraint
+                lw.emit(ptx.SetmaxnregOp("dec", preg // 8 * 8))
+            not0 = lw.inst(ptx.SetpOp, ".ne.u32", [tid, lw.imm("b32", "0")], "pred")
+            work, done = lw.new_block(), lw.new_block()
+            lw.emit(ptx.CbraOp(not0, done, work))
+            lw.cur = done
+            lw.emit(ptx.RetOp())
+            lw.cur = work
+        else:
+            if C > 1:
+                lw.emit(ptx.SetmaxnregOp("inc", creg // 8 * 8))
+            c = lw.inst(ptx.SubOp, ".u32", [wg, lw.imm("b32", "1")], "b32")
+            ltid = lw.inst(ptx.AndOp, ".b32", [tid, lw.imm("b32", "127")], "b32")
+            warp = lw.inst(ptx.ShrOp, ".u32", [ltid, lw.imm("b32", "5")], "b32")
+            g = lw.inst(ptx.ShrOp, ".u32", [lane, lw.imm("b32", "2")], "b32")
+            q = lw.inst(ptx.AndOp, ".b32", [lane, lw.imm("b32", "3")], "b32")
+            row = lw.inst(ptx.MadOp, ".lo.u32", [c, lw.imm("b32", "64"), g], "b32")
+            row = lw.inst(ptx.MadOp, ".lo.u32", [warp, lw.imm("b32", "16"), row], "b32")
+            col = lw.inst(ptx.ShlOp, ".b32", [q, lw.imm("b32", "1")], "b32")
+            lw.sh["acc_row"] = lw.u64(row)
+            lw.sh["acc_col"] = lw.u64(col)
+            # A rows of this consumer start 64 rows (64 * 128 bytes) into the tile.
+            lw.sh["a_row_bytes"] = lw.inst(ptx.ShlOp, ".b32", [c, lw.imm("b32", "13")], "b32")
+        lw.lower_ops(fn.body.block)
+
+    role("producer", prod)
+    role("consumer", cons)
+    first = entry.first_op
+    for op in prologue:
+        if first is None:
+            entry.add_op(op)
+        else:
+            entry.insert_op_before(op, first)
+    launch = {"name": name, "block": [threads, 1, 1], "grid": "dispatch",
+              "dynamic_shared_bytes": plan.smem_bytes, "args": _arg_descs(fn),
+              "params": launch_params}
+    return ptx.KernelOp(name, params, blocks, None, [a.type for a in fn.args],
+                        maxntid=[threads, 1, 1], tensor_maps=tmaps,
+                        dynamic_shared=plan.smem_bytes, launch=json.dumps(launch))
+
+
+def _used_directly(fn: func.FuncOp, arg: SSAValue) -> bool:
+    return any(not isinstance(u.operation, AsyncCopyOp) or u.index != 0 for u in arg.uses)
+
+
+def _arg_descs(fn: func.FuncOp) -> list[dict]:
+    return [{"name": a.name_hint or str(i), "dtype": str(a.type.element_type),
+             "shape": [int(d) for d in a.type.get_shape()]} for i, a in enumerate(fn.args)]
+
+
+def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
+    t = fn.args[i].type
+    copies = [u.operation for u in fn.args[i].uses if isinstance(u.operation, AsyncCopyOp)]
+    stride = _const(copies[0].source_stride)
+    es = width(t.element_type) // 8
+    total = 1
+    for d in t.get_shape():
+        total *= d
+    if total % stride:
+        raise op_error(copies[0], f"the source stride {stride} does not divide the argument's "
+                                  f"{total} elements (no 2-D tensor map)")
+    rows, cols = plan.boxes[i]
+    dt = _DTYPE.get(type(t.element_type))
+    if dt is None:
+        raise op_error(copies[0], f"no tensor map data type for {t.element_type}")
+    return {"kind": "tensor_map", "arg": i, "data_type": dt,
+            "global_dims": [stride, total // stride], "global_strides": [stride * es],
+            "box_dims": [cols, rows], "element_strides": [1, 1], "interleave": "NONE",
+            "swizzle": "128B", "l2_promotion": "L2_256B", "oob_fill": "NONE"}
+
+
+def _remap_block_ids(lw: KernelLowering, group: int) -> None:
+    """Workgroup ids (x, y) in grouped order: `group` consecutive y rows share each sweep of x."""
+    e = lw.inst
+    x, y = lw.special("%ctaid.x"), lw.special("%ctaid.y")
+    nx, ny = lw.special("%nctaid.x"), lw.special("%nctaid.y")
+    lin = e(ptx.MadOp, ".lo.u32", [y, nx, x], "b32")
+    per = e(ptx.MulOp, ".lo.u32", [nx, lw.imm("b32", str(group))], "b32")
+    gid = e(ptx.DivOp, ".u32", [lin, per], "b32")
+    first = e(ptx.MulOp, ".lo.u32", [gid, lw.imm("b32", str(group))], "b32")
+    rows = e(ptx.SubOp, ".u32", [ny, first], "b32")
+    rows = e(ptx.MinOp, ".u32", [rows, lw.imm("b32", str(group))], "b32")
+    inner = e(ptx.RemOp, ".u32", [lin, per], "b32")
+    ry = e(ptx.AddOp, ".u32", [first, e(ptx.RemOp, ".u32", [inner, rows], "b32")], "b32")
+    rx = e(ptx.DivOp, ".u32", [inner, rows], "b32")
+    lw.block_ids = {"x": lw.u64(rx), "y": lw.u64(ry)}
+
+
+def _block_id(lw: RoleLowering, op: cgpu.BlockIdOp) -> None:
+    ids = getattr(lw, "block_ids", None)
+    if ids is not None and op.dim in ids:
+        lw.vmap[op.result] = Scalar(IndexType(), reg=ids[op.dim])
+        return
+    RULES[cgpu.BlockIdOp](lw, op)
+
+
+PRODUCER_RULES[cgpu.BlockIdOp] = _block_id
+CONSUMER_RULES[cgpu.BlockIdOp] = _block_id
+
+
+def workgroup_size_of(fn: func.FuncOp) -> list[int] | None:
+    attr = fn.attributes.get("coop.workgroup_size")
+    if isinstance(attr, DenseArrayBase):
+        return [int(x) for x in attr.get_values()]
+    return None

@@ -1,0 +1,186 @@
+"""The CUDA device: PTX from convert-coop-to-ptx, run through the driver API of NVIDIA's
+`cuda-bindings` (`pip install coopdialect[cuda]`).
+
+* Context: the primary context of device 0 (`cuDevicePrimaryCtxRetain`), current on this thread.
+* Compile: lower, print PTX, load it with the driver JIT (`cuModuleLoadData`); the launch
+  description (`coopdialect.ptx.launch.describe`) says how to launch each kernel.
+* Launch: `cuLaunchKernel(f, grid, block, dynamic_shared_bytes, stream, kernelParams)` where
+  kernelParams is a `void*[]` pointing at each parameter's bytes (cuda_params.param_bytes:
+  device addresses, CUtensorMaps from `cuTensorMapEncodeTiled`); a kernel that needs more than
+  the default dynamic shared memory gets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first.
+* Time: `cuEventRecord` around each launch on the stream, `cuEventElapsedTime` (ms).
+
+Every failing driver call is a DeviceError naming the call and the CUresult
+(`cuModuleLoadData: CUDA_ERROR_INVALID_PTX`); no driver / no GPU are their own lines.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from coopdialect.runtime.cuda_params import encode_args, param_bytes, parse_launch
+from coopdialect.runtime.device import Device, DeviceError, Program, lower
+
+
+def _driver():
+    """cuda.bindings.driver, or DeviceError when the package is not installed."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        raise DeviceError("no CUDA bindings installed (pip install 'coopdialect[cuda]', "
+                          "which installs cuda-bindings)") from None
+    return driver
+
+
+class CudaDevice(Device):
+    """Device 0 of the CUDA driver (see the module docstring). Raises DeviceError `no CUDA
+    driver found` (libcuda cannot be loaded) or `no CUDA GPU found` (CUDA_ERROR_NO_DEVICE)."""
+
+    name = "cuda"
+    default_pipeline = "convert-coop-to-ptx"
+
+    def __init__(self, ordinal: int = 0):
+        self.cu = cu = _driver()
+        self._modules, self._allocs, self.ctx = [], [], None
+        try:
+            (err,) = cu.cuInit(0)
+        except Exception as e:  # noqa: BLE001 - cuda-pathfinder raises when libcuda is absent
+            raise DeviceError(f"no CUDA driver found (libcuda.so.1 cannot be loaded: "
+                              f"{type(e).__name__})") from None
+        if err == cu.CUresult.CUDA_ERROR_NO_DEVICE:
+            raise DeviceError("no CUDA GPU found")
+        self._check("cuInit", err)
+        self.device = self._call("cuDeviceGet", ordinal)
+        self.ctx = self._call("cuDevicePrimaryCtxRetain", self.device)
+        self._call("cuCtxSetCurrent", self.ctx)
+        self.stream = self._call("cuStreamCreate", 0)
+
+    # ---- driver calls ------------------------------------------------------------------
+
+    def _check(self, call: str, err) -> None:
+        if err != self.cu.CUresult.CUDA_SUCCESS:
+            _, name = self.cu.cuGetErrorName(err)
+            text = name.decode() if isinstance(name, bytes) else str(err)
+            raise DeviceError(f"{call}: {text}")
+
+    def _call(self, call: str, *args):
+        """`cu.<call>(*args)`, checked; returns the result values (one, a tuple, or None)."""
+        res = getattr(self.cu, call)(*args)
+        self._check(call, res[0])
+        rest = res[1:]
+        return None if not rest else rest[0] if len(rest) == 1 else rest
+
+    # ---- the Device interface ----------------------------------------------------------
+
+    def compile(self, module: ModuleOp, pipeline: str | None = None) -> Program:
+        from coopdialect.ptx.launch import describe
+        from coopdialect.ptx.printer import emit_ptx
+
+        lowered = lower(module, pipeline, self.default_pipeline)
+        return self.load(emit_ptx(lowered), describe(lowered))
+
+    def load(self, ptx_text: str, description: dict) -> Program:
+        """Load PTX text (driver JIT) whose kernels `description` (a PTX launch description)
+        describes; for PTX built elsewhere (tools/gpu checks ship PTX + description)."""
+        launches = parse_launch(description)
+        mod = self._call("cuModuleLoadData", ptx_text.encode() + b"\0")
+        self._modules.append(mod)
+        kernels = {}
+        for name, launch in launches.items():
+            fn = self._call("cuModuleGetFunction", mod, name.encode())
+            if launch.dynamic_shared_bytes:
+                attr = self.cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                self._call("cuFuncSetAttribute", fn, attr, launch.dynamic_shared_bytes)
+            kernels[name] = (fn, launch)
+        return Program("cuda", ptx_text, kernels)
+
+    def upload(self, array: np.ndarray) -> int:
+        a = np.ascontiguousarray(array)
+        ptr = int(self._call("cuMemAlloc", max(a.nbytes, 1)))
+        self._allocs.append(ptr)
+        if a.nbytes:
+            self._call("cuMemcpyHtoD", ptr, a.ctypes.data, a.nbytes)
+        return ptr
+
+    def download(self, buffer: int, like: np.ndarray) -> np.ndarray:
+        out = np.empty(like.shape, like.dtype)
+        if out.nbytes:
+            self._call("cuMemcpyDtoH", out.ctypes.data, buffer, out.nbytes)
+        return out
+
+    def launch(self, program: Program, kernel: str, buffers: Sequence[int],
+               grid: tuple[int, int, int]) -> None:
+        self._launch(program, kernel, buffers, grid)
+        self._call("cuStreamSynchronize", self.stream)
+
+    def time(self, program: Program, kernel: str, buffers: Sequence[int],
+             grid: tuple[int, int, int], reps: int) -> list[float]:
+        self.launch(program, kernel, buffers, grid)  # warm-up
+        start = self._call("cuEventCreate", 0)
+        end = self._call("cuEventCreate", 0)
+        out = []
+        try:
+            for _ in range(reps):
+                self._call("cuEventRecord", start, self.stream)
+                self._launch(program, kernel, buffers, grid)
+                self._call("cuEventRecord", end, self.stream)
+                self._call("cuEventSynchronize", end)
+                out.append(self._call("cuEventElapsedTime", start, end) * 1e-3)
+        finally:
+            self.cu.cuEventDestroy(start)
+            self.cu.cuEventDestroy(end)
+        return out
+
+    def _launch(self, program: Program, kernel: str, buffers: Sequence[int],
+                grid: tuple[int, int, int]) -> None:
+        if kernel not in program.kernels:
+            raise DeviceError(f"no kernel '{kernel}' in the compiled module "
+                              f"(has {', '.join(program.kernels)})")
+        fn, launch = program.kernels[kernel]
+        values = param_bytes(launch, [int(b) for b in buffers], self._tensor_maps(launch, buffers))
+        # kernelParams: a void*[] whose entry i points at parameter i's bytes (cuLaunchKernel)
+        holders = [ctypes.create_string_buffer(v, len(v)) for v in values]
+        array = (ctypes.c_void_p * max(len(holders), 1))(*[ctypes.addressof(h) for h in holders])
+        gx, gy, gz = (int(g) for g in grid)
+        bx, by, bz = launch.block
+        self._call("cuLaunchKernel", fn, gx, gy, gz, bx, by, bz, launch.dynamic_shared_bytes,
+                   self.stream, ctypes.addressof(array), 0)
+
+    def _tensor_maps(self, launch, buffers: Sequence[int]) -> dict[int, bytes]:
+        out = {}
+        for i, p in enumerate(launch.params):
+            if p["kind"] != "tensor_map":
+                continue
+            a = encode_args(p, int(buffers[p["arg"]]))
+            cu = self.cu
+            tmap = self._call(
+                "cuTensorMapEncodeTiled",
+                getattr(cu.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{a['tensorDataType']}"),
+                a["tensorRank"], a["globalAddress"],
+                [cu.cuuint64_t(d) for d in a["globalDim"]],
+                [cu.cuuint64_t(s) for s in a["globalStrides"]],
+                [cu.cuuint32_t(b) for b in a["boxDim"]],
+                [cu.cuuint32_t(e) for e in a["elementStrides"]],
+                getattr(cu.CUtensorMapInterleave, f"CU_TENSOR_MAP_INTERLEAVE_{a['interleave']}"),
+                getattr(cu.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{a['swizzle']}"),
+                getattr(cu.CUtensorMapL2promotion,
+                        f"CU_TENSOR_MAP_L2_PROMOTION_{a['l2Promotion']}"),
+                getattr(cu.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{a['oobFill']}"))
+            out[i] = ctypes.string_at(tmap.getPtr(), 128)
+        return out
+
+    def close(self) -> None:
+        if self.ctx is None:
+            return
+        for ptr in self._allocs:
+            self.cu.cuMemFree(ptr)
+        for mod in self._modules:
+            self.cu.cuModuleUnload(mod)
+        self._allocs, self._modules = [], []
+        self.cu.cuStreamDestroy(self.stream)
+        self.cu.cuDevicePrimaryCtxRelease(self.device)
+        self.ctx = None

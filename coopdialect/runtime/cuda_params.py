@@ -1,0 +1,158 @@
+"""Kernel parameters from the PTX launch description (coopdialect.ptx.launch), without a driver.
+
+`parse_launch` checks a description and returns one `KernelLaunch` per kernel. `encode_args`
+turns a `tensor_map` parameter and its buffer's device address into the exact arguments of
+`cuTensorMapEncodeTiled` (CUDA Driver API 6.29 "Tensor Map Object Management"), after checking
+the requirements that section documents (so that a bad description is one line here, not
+CUDA_ERROR_INVALID_VALUE there). `param_bytes` lays the parameters out as the `.entry` declares
+them: `.param .u64` (8 bytes, a device address) or `.param .align 64 .b8 [128]` (a CUtensorMap).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from coopdialect.ptx.launch import FORMAT, VERSION
+from coopdialect.runtime.device import DeviceError
+
+# CU_TENSOR_MAP_DATA_TYPE_* suffix -> element size in bytes (cuda.h, CUtensorMapDataType)
+DATA_TYPE_BYTES = {
+    "UINT8": 1, "UINT16": 2, "UINT32": 4, "INT32": 4, "UINT64": 8, "INT64": 8, "FLOAT16": 2,
+    "FLOAT32": 4, "FLOAT64": 8, "BFLOAT16": 2, "FLOAT32_FTZ": 4, "TFLOAT32": 4,
+    "TFLOAT32_FTZ": 4,
+}
+# the other enums' suffixes (CUtensorMapInterleave, ...Swizzle, ...L2promotion, ...FloatOOBfill)
+INTERLEAVE = ("NONE", "16B", "32B")
+SWIZZLE = {"NONE": 0, "32B": 32, "64B": 64, "128B": 128}  # suffix -> swizzle span in bytes
+L2_PROMOTION = ("NONE", "L2_64B", "L2_128B", "L2_256B")
+OOB_FILL = ("NONE", "NAN_REQUEST_ZERO_FMA")
+TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap), CU_TENSOR_MAP_NUM_QWORDS = 16
+TENSOR_MAP_ALIGN = 64
+
+
+class LaunchError(DeviceError):
+    """A launch description that cannot be launched (one line, says which field)."""
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    name: str
+    block: tuple[int, int, int]
+    dynamic_shared_bytes: int
+    args: list[dict[str, Any]]
+    params: list[dict[str, Any]]
+
+
+def parse_launch(desc: dict) -> dict[str, KernelLaunch]:
+    """The kernels of a launch description, by name. Raises LaunchError for a wrong format or
+    version, a block that is not three positive counts, a grid other than "dispatch", a param
+    of unknown kind or naming a missing argument, or a tensor map with bad fields."""
+    if desc.get("format") != FORMAT or desc.get("version") != VERSION:
+        raise LaunchError(f"not a {FORMAT} version {VERSION} description "
+                          f"(format {desc.get('format')!r}, version {desc.get('version')!r})")
+    out = {}
+    for k in desc.get("kernels", []):
+        name = k.get("name", "?")
+        block = k.get("block")
+        if not (isinstance(block, list) and len(block) == 3
+                and all(isinstance(b, int) and b > 0 for b in block)):
+            raise LaunchError(f"kernel '{name}': block must be three positive counts, got {block}")
+        if k.get("grid") != "dispatch":
+            raise LaunchError(f"kernel '{name}': grid {k.get('grid')!r} is not supported "
+                              "(only \"dispatch\")")
+        shared = k.get("dynamic_shared_bytes", 0)
+        if not isinstance(shared, int) or shared < 0:
+            raise LaunchError(f"kernel '{name}': dynamic_shared_bytes must be >= 0, got {shared}")
+        args = k.get("args", [])
+        for i, p in enumerate(k.get("params", [])):
+            if not isinstance(p.get("arg"), int) or not 0 <= p["arg"] < len(args):
+                raise LaunchError(f"kernel '{name}': param {i} names argument {p.get('arg')} "
+                                  f"of {len(args)}")
+            if p.get("kind") == "tensor_map":
+                _check_tensor_map(name, i, p)
+            elif p.get("kind") != "pointer":
+                raise LaunchError(f"kernel '{name}': param {i} has unknown kind {p.get('kind')!r}")
+        out[name] = KernelLaunch(name, tuple(block), shared, args, list(k.get("params", [])))
+    if not out:
+        raise LaunchError("the launch description has no kernels")
+    return out
+
+
+def _check_tensor_map(kernel: str, i: int, p: dict) -> None:
+    """The requirements of cuTensorMapEncodeTiled's documentation that the fields decide."""
+    def bad(msg: str) -> LaunchError:
+        return LaunchError(f"kernel '{kernel}': tensor_map param {i}: {msg}")
+
+    for key, allowed in (("data_type", DATA_TYPE_BYTES), ("interleave", INTERLEAVE),
+                         ("swizzle", SWIZZLE), ("l2_promotion", L2_PROMOTION),
+                         ("oob_fill", OOB_FILL)):
+        if p.get(key) not in allowed:
+            raise bad(f"{key} {p.get(key)!r} is not one of {', '.join(allowed)}")
+    dims, strides = p.get("global_dims", []), p.get("global_strides", [])
+    box, estr = p.get("box_dims", []), p.get("element_strides", [])
+    rank = len(dims)
+    if not 1 <= rank <= 5:
+        raise bad(f"rank {rank} is not 1..5")
+    if p["interleave"] != "NONE" and rank < 3:
+        raise bad("an interleaved layout needs rank >= 3")
+    if len(strides) != rank - 1 or len(box) != rank or len(estr) != rank:
+        raise bad(f"rank {rank} needs {rank - 1} global_strides, {rank} box_dims and "
+                  f"{rank} element_strides")
+    if any(not 0 < d <= 2 ** 32 for d in dims):
+        raise bad(f"global_dims {dims} must be in 1..2^32")
+    if any(s % 16 or s >= 2 ** 40 for s in strides):
+        raise bad(f"global_strides {strides} must be multiples of 16 below 2^40 (bytes)")
+    if any(not 0 < b <= 256 for b in box):
+        raise bad(f"box_dims {box} must be in 1..256")
+    if any(not 0 < e <= 8 for e in estr):
+        raise bad(f"element_strides {estr} must be in 1..8")
+    inner_bytes = box[0] * DATA_TYPE_BYTES[p["data_type"]]
+    if p["interleave"] == "NONE":
+        if inner_bytes % 16:
+            raise bad(f"box_dims[0] * element size = {inner_bytes} bytes is not a multiple of 16")
+        span = SWIZZLE[p["swizzle"]]
+        if span and inner_bytes > span:
+            raise bad(f"the inner box ({inner_bytes} bytes) exceeds the {p['swizzle']} swizzle span")
+
+
+def encode_args(p: dict, address: int) -> dict[str, Any]:
+    """The arguments of cuTensorMapEncodeTiled for tensor-map param `p` (a checked description
+    entry) over the buffer at device `address`, by the driver API's parameter names; enum values
+    as the CU_TENSOR_MAP_* suffixes (the caller maps them onto cuda.bindings' enums).
+    Raises LaunchError when `address` is not 16-byte aligned (32 with interleave 32B)."""
+    align = 32 if p["interleave"] == "32B" else 16
+    if address % align:
+        raise LaunchError(f"tensor map global address {address:#x} is not {align}-byte aligned")
+    return {
+        "tensorDataType": p["data_type"],
+        "tensorRank": len(p["global_dims"]),
+        "globalAddress": address,
+        "globalDim": [int(d) for d in p["global_dims"]],
+        "globalStrides": [int(s) for s in p["global_strides"]],
+        "boxDim": [int(b) for b in p["box_dims"]],
+        "elementStrides": [int(e) for e in p["element_strides"]],
+        "interleave": p["interleave"],
+        "swizzle": p["swizzle"],
+        "l2Promotion": p["l2_promotion"],
+        "oobFill": p["oob_fill"],
+    }
+
+
+def param_bytes(launch: KernelLaunch, addresses: list[int], tensor_maps: dict[int, bytes]
+                ) -> list[bytes]:
+    """The value of every `.entry` parameter in order: a pointer param is its argument's device
+    address as a little-endian u64; a tensor_map param is the 128 bytes of its encoded
+    CUtensorMap (`tensor_maps[param index]`)."""
+    out = []
+    for i, p in enumerate(launch.params):
+        if p["kind"] == "pointer":
+            out.append(struct.pack("<Q", addresses[p["arg"]]))
+        else:
+            tm = tensor_maps[i]
+            if len(tm) != TENSOR_MAP_BYTES:
+                raise LaunchError(f"param {i}: a CUtensorMap is {TENSOR_MAP_BYTES} bytes, "
+                                  f"got {len(tm)}")
+            out.append(bytes(tm))
+    return out

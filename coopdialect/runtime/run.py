@@ -1,0 +1,157 @@
+"""Run one kernel on a device, optionally check it against the interpreter and time it.
+
+This is what `coop-run --device D [--check] [--bench N]` and `api.run_kernel(..., device=D)` do.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.traits import SymbolTable
+
+from coopdialect.diagnostics import CoopError, location_of
+from coopdialect.runtime.device import Device, DeviceError
+from coopdialect.runtime.verdict import Verdict, compare, summary
+
+DEVICES = ("interp", "cuda", "vulkan")
+# Vulkan spec, "Precision and Operation of SPIR-V Instructions": OpFDiv is within 2.5 ULP, every
+# other arithmetic op coopdialect emits is correctly rounded (or exact); PTX's div.rn is
+# correctly rounded. So a float result may be off by 3 ulp on Vulkan when the kernel divides.
+VULKAN_FDIV_ULP = 3
+GEMM_OPS = ("coop.mul_add", "sparse_mma.mma_sp")
+
+
+def open_device(name: str, **options) -> Device:
+    """A Device by name: `interp` (options: subgroup_size), `cuda` (ordinal), `vulkan`
+    (validation). Raises DeviceError for an unknown name or a device that cannot be opened."""
+    if name == "interp":
+        from coopdialect.runtime.interp import InterpDevice
+        return InterpDevice(**options)
+    if name == "cuda":
+        from coopdialect.runtime.cuda import CudaDevice
+        return CudaDevice(**options)
+    if name == "vulkan":
+        from coopdialect.runtime.vulkan import VulkanDevice
+        return VulkanDevice(**options)
+    raise DeviceError(f"unknown device '{name}' (one of {', '.join(DEVICES)})")
+
+
+def documented_ulp(module: ModuleOp, device: str) -> float:
+    """The float tolerance that the target's spec allows for `module`'s operations (in ulp)."""
+    if device == "vulkan" and any(isinstance(op, arith.DivfOp) for op in module.walk()):
+        return VULKAN_FDIV_ULP
+    return 0
+
+
+def gemm_flops(fn: func.FuncOp) -> float | None:
+    """2*M*N*K when the kernel is a GEMM-like product: it multiplies matrices (coop.mul_add,
+    sparse_mma.mma_sp), its last 2-D memref argument is C (M x N), another is B (K x N, or N x K
+    transposed) and another has M rows (A, dense or 2:4-compressed); else None (pass the count
+    yourself)."""
+    if not any(op.name in GEMM_OPS for op in fn.walk()):
+        return None
+    shapes = [tuple(a.type.get_shape()) for a in fn.args
+              if isinstance(a.type, MemRefType) and len(a.type.get_shape()) == 2]
+    if len(shapes) < 3:
+        return None
+    m, n = shapes[-1]
+    rest = shapes[:-1]
+    for bi in range(len(rest) - 1, -1, -1):
+        b = rest[bi]
+        k = b[0] if b[1] == n else b[1] if b[0] == n else None
+        if k is not None and any(s[0] == m for i, s in enumerate(rest) if i != bi):
+            return 2.0 * m * n * k
+    return None
+
+
+@dataclass
+class RunReport:
+    """What a run found: the device, per-buffer verdicts (with --check), launch times in
+    seconds (with --bench) and the flop count used for the rate."""
+
+    device: str
+    verdicts: list[Verdict] | None = None
+    times: list[float] = field(default_factory=list)
+    flops: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdicts is None or all(v.ok for v in self.verdicts)
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.verdicts is not None:
+            out += [v.line() for v in self.verdicts] + [summary(self.verdicts)]
+        if self.times:
+            med = statistics.median(self.times)
+            rate = (f", {self.flops / med / 1e12:.4g} TFLOP/s ({self.flops:.4g} flop)"
+                    if self.flops else "")
+            out.append(f"bench: {self.device} median {med * 1e3:.4f} ms of {len(self.times)} "
+                       f"launches (min {min(self.times) * 1e3:.4f}){rate}")
+        return out
+
+
+def find_kernel(module: ModuleOp, kernel: str) -> func.FuncOp:
+    fn = SymbolTable.lookup_symbol(module, kernel)
+    if not isinstance(fn, func.FuncOp):
+        raise CoopError(None, f"no func.func @{kernel} in the module", where="<module>")
+    return fn
+
+
+def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[np.ndarray],
+               grid: tuple[int, int, int], device: str | Device = "interp", *,
+               pipeline: str | None = None, check: bool = False, bench: int = 0,
+               flops: float | None = None, tolerance_ulp: float | None = None,
+               subgroup_size: int = 32) -> RunReport:
+    """Compile `module` for `device`, run `kernel` over `grid` workgroups on `buffers` (numpy,
+    one per memref argument, updated in place with the device's results).
+
+    * `pipeline`: coop-opt passes run first (the device's conversion is appended when needed).
+    * `check`: also interpret the original module on copies of the same inputs and compare
+      every buffer (`RunReport.verdicts`; float tolerance `tolerance_ulp`, default
+      `documented_ulp`).
+    * `bench`: time that many launches (after one warm-up) on copies of the inputs; the rate
+      uses `flops` or `gemm_flops`.
+
+    Raises CoopError for bad IR, DeviceError (located at the kernel) for the device's refusals.
+    """
+    fn = find_kernel(module, kernel)
+    where = location_of(fn)
+    inputs = [np.array(b, order="C", copy=True) for b in buffers]
+    own = isinstance(device, str)
+    try:
+        dev = open_device(device, **({"subgroup_size": subgroup_size} if device == "interp"
+                                     else {})) if own else device
+        try:
+            report = RunReport(dev.name)
+            program = dev.compile(module, pipeline)
+            bufs = [dev.upload(b) for b in inputs]
+            dev.launch(program, kernel, bufs, grid)
+            for b, d in zip(buffers, bufs):
+                b[...] = dev.download(d, b)
+            if bench:
+                timed = [dev.upload(b) for b in inputs]
+                report.times = dev.time(program, kernel, timed, grid, bench)
+                report.flops = flops if flops is not None else gemm_flops(fn)
+        finally:
+            if own:
+                dev.close()
+    except DeviceError as e:
+        raise DeviceError(e.message, where=where) from None
+    if check:
+        expected = [b.copy() for b in inputs]
+        from coopdialect.interpreter.kernel import run_kernel as interpret
+
+        interpret(module, kernel, expected, grid, subgroup_size=subgroup_size)
+        tol = documented_ulp(module, report.device) if tolerance_ulp is None else tolerance_ulp
+        names = [a.name_hint or str(i) for i, a in enumerate(fn.args)]
+        types = [f"{a.type.element_type}[{'x'.join(str(d) for d in a.type.get_shape())}]"
+                 if isinstance(a.type, MemRefType) else str(a.type) for a in fn.args]
+        report.verdicts = [compare(n, t, got, want, tol)
+                           for n, t, got, want in zip(names, types, buffers, expected)]
+    return report

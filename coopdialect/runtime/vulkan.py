@@ -1,0 +1,161 @@
+"""The Vulkan device: SPIR-V from convert-coop-to-spirv, dispatched with the ctypes runner.
+
+Buffer i of a kernel is bound as the storage buffer at descriptor set 0, binding i (the kernel
+convention). Before a module is dispatched, every SPIR-V capability and extension it declares is
+checked against what the device enabled, so that a missing feature is one line naming the
+Vulkan feature (`VkPhysicalDeviceCooperativeMatrix2FeaturesNV::cooperativeMatrixReductions`)
+rather than a validation-layer message or a driver crash.
+
+Buffers live on the host between launches: `launch` copies them into host-visible device
+memory, dispatches and reads them back (the runner's "host" memory mode); `time` uploads once
+into device-local memory and times back-to-back dispatches with timestamp queries (VkQueryPool,
+`timestampPeriod` ns per tick).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from coopdialect.runtime.device import Device, DeviceError, Program, lower
+
+# SPIR-V capability -> (feature struct key in VulkanContext.enabled_features, feature name), from
+# the Vulkan spec's "SPIR-V Environment" appendix (capability table). The struct key names the
+# C struct in messages through STRUCT_NAMES.
+CAPABILITY_FEATURES = {
+    "Float16": ("vulkan12", "shaderFloat16"),
+    "Int8": ("vulkan12", "shaderInt8"),
+    "Int16": ("core", "shaderInt16"),
+    "Int64": ("core", "shaderInt64"),
+    "Float64": ("core", "shaderFloat64"),
+    "StorageBuffer16BitAccess": ("vulkan11", "storageBuffer16BitAccess"),
+    "StorageBuffer8BitAccess": ("vulkan12", "storageBuffer8BitAccess"),
+    "VulkanMemoryModel": ("vulkan12", "vulkanMemoryModel"),
+    "PhysicalStorageBufferAddresses": ("vulkan12", "bufferDeviceAddress"),
+    "CooperativeMatrixKHR": ("cooperative_matrix_khr", "cooperativeMatrix"),
+    "CooperativeMatrixNV": ("cooperative_matrix_nv", "cooperativeMatrix"),
+    "TensorAddressingNV": ("cooperative_matrix2_nv", "cooperativeMatrixTensorAddressing"),
+    "CooperativeMatrixTensorAddressingNV": ("cooperative_matrix2_nv",
+                                            "cooperativeMatrixTensorAddressing"),
+    "CooperativeMatrixReductionsNV": ("cooperative_matrix2_nv", "cooperativeMatrixReductions"),
+    "CooperativeMatrixConversionsNV": ("cooperative_matrix2_nv", "cooperativeMatrixConversions"),
+    "CooperativeMatrixPerElementOperationsNV": ("cooperative_matrix2_nv",
+                                                "cooperativeMatrixPerElementOperations"),
+    "CooperativeMatrixBlockLoadsNV": ("cooperative_matrix2_nv", "cooperativeMatrixBlockLoads"),
+}
+STRUCT_NAMES = {
+    "core": "VkPhysicalDeviceFeatures",
+    "vulkan11": "VkPhysicalDeviceVulkan11Features",
+    "vulkan12": "VkPhysicalDeviceVulkan12Features",
+    "vulkan13": "VkPhysicalDeviceVulkan13Features",
+    "cooperative_matrix_khr": "VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
+    "cooperative_matrix_nv": "VkPhysicalDeviceCooperativeMatrixFeaturesNV",
+    "cooperative_matrix2_nv": "VkPhysicalDeviceCooperativeMatrix2FeaturesNV",
+}
+# SPIR-V extension -> the Vulkan device extension that allows it (Vulkan spec, same appendix);
+# SPV_NV_tensor_addressing is allowed by VK_NV_cooperative_matrix2.
+EXTENSION_DEVICE_EXTENSIONS = {
+    "SPV_KHR_cooperative_matrix": "VK_KHR_cooperative_matrix",
+    "SPV_NV_cooperative_matrix": "VK_NV_cooperative_matrix",
+    "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
+    "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
+    "SPV_ARM_cooperative_matrix_layouts": "VK_ARM_cooperative_matrix_layouts",
+}
+
+
+def missing_features(capabilities: Sequence[str], extensions: Sequence[str],
+                     enabled_features: dict[str, dict[str, bool]],
+                     enabled_extensions: Sequence[str]) -> list[str]:
+    """What the device lacks for a module declaring `capabilities` and `extensions`: one text
+    per missing device extension or feature (`VK_NV_cooperative_matrix2 (for
+    SPV_NV_tensor_addressing)`, `VkPhysicalDeviceVulkan12Features::shaderInt8 (for capability
+    Int8)`). Capabilities the table above does not list are left to the driver."""
+    out = []
+    for ext in extensions:
+        dev_ext = EXTENSION_DEVICE_EXTENSIONS.get(ext)
+        if dev_ext is not None and dev_ext not in enabled_extensions:
+            out.append(f"device extension {dev_ext} (for {ext})")
+    for cap in capabilities:
+        if cap in CAPABILITY_FEATURES:
+            struct, feature = CAPABILITY_FEATURES[cap]
+            if not enabled_features.get(struct, {}).get(feature):
+                out.append(f"Vulkan feature {STRUCT_NAMES[struct]}::{feature} "
+                           f"(for capability {cap})")
+    return list(dict.fromkeys(out))
+
+
+class VulkanDevice(Device):
+    """Vulkan 1.3 on the first discrete GPU (see the module docstring).
+
+    Raises DeviceError `no Vulkan loader found (libvulkan.so.1)`, `no Vulkan driver found
+    (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)` or `no Vulkan GPU found` when it cannot
+    open one."""
+
+    name = "vulkan"
+    default_pipeline = "convert-coop-to-spirv"
+
+    def __init__(self, validation: bool | None = None):
+        from coopdialect.runtime import vulkan_ctypes as vk
+
+        self._vk = vk
+        try:
+            self.ctx = vk.VulkanContext(validation=validation)
+        except OSError:
+            raise DeviceError("no Vulkan loader found (libvulkan.so.1 cannot be loaded)") from None
+        except vk.VulkanError as e:
+            if e.name == "VK_ERROR_INCOMPATIBLE_DRIVER":
+                raise DeviceError(f"no Vulkan driver found ({e})") from None
+            if e.call == "vkEnumeratePhysicalDevices":
+                raise DeviceError("no Vulkan GPU found") from None
+            raise DeviceError(f"cannot open a Vulkan device: {e}") from None
+
+    def compile(self, module: ModuleOp, pipeline: str | None = None) -> Program:
+        from coopdialect.spirv.requirements import derive_requirements
+        from coopdialect.spirv.target import emit_spirv, find_spirv_module
+        from coopdialect.spirv.writer import verified_by_caller
+
+        lowered = lower(module, pipeline, self.default_pipeline)
+        smod = find_spirv_module(lowered)
+        req = derive_requirements(smod)
+        lacks = missing_features(req.capabilities, req.extensions, self.ctx.enabled_features,
+                                 self.ctx.enabled_extensions)
+        if lacks:
+            raise DeviceError(f"the Vulkan device ({self.ctx.device_info()['name']}) lacks "
+                              + "; ".join(lacks))
+        with verified_by_caller():  # lower() verified the module after each pass
+            return self.load(emit_spirv(lowered))
+
+    def load(self, spirv: bytes) -> Program:
+        """A program of SPIR-V built elsewhere (tools/gpu checks ship .spv files); its
+        features are the driver's to check."""
+        return Program("vulkan", bytes(spirv), {})
+
+    def upload(self, array: np.ndarray) -> np.ndarray:
+        return np.array(array, order="C", copy=True)
+
+    def download(self, buffer: np.ndarray, like: np.ndarray) -> np.ndarray:
+        return buffer.view(like.dtype).reshape(like.shape).copy()
+
+    def launch(self, program: Program, kernel: str, buffers: Sequence[np.ndarray],
+               grid: tuple[int, int, int]) -> None:
+        outs = self._call(self.ctx.run_compute, program.binary, list(buffers), tuple(grid),
+                          entry=kernel)
+        for b, o in zip(buffers, outs):
+            b[...] = o
+
+    def time(self, program: Program, kernel: str, buffers: Sequence[np.ndarray],
+             grid: tuple[int, int, int], reps: int) -> list[float]:
+        _, times_ns = self._call(self.ctx.benchmark, program.binary, list(buffers), tuple(grid),
+                                 entry=kernel, repeat=reps, warmup=1)
+        return [t * 1e-9 for t in times_ns]
+
+    def _call(self, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except self._vk.VulkanError as e:
+            raise DeviceError(str(e)) from None
+
+    def close(self) -> None:
+        self.ctx.close()

@@ -1,0 +1,379 @@
+"""`pipeline-coop-loads{stages=S}`: stage a loop's global matrix loads through workgroup memory and
+software-pipeline them (the target-neutral half of issues #9 and #12; docs/staging.md).
+
+One rewrite, `StageLoopLoads`, applied to every `scf.for`, innermost loops first. For a loop
+
+```
+scf.for %i = %lb to %ub step %st iter_args(...) {
+  ...  %m = coop.load %A[off(%i)], %s, RowMajor|ColumnMajor : memref<...> -> !M  ...
+}
+```
+
+each *staged* load gets a workgroup buffer of S slots (`coop.alloc_workgroup` at the kernel's
+entry; slot k at element k*rows*cols), and the loop becomes
+
+```
+for k in 0 .. S-2:        [scf.if lb + k*st < ub]  copies of iteration k -> slot k;   commit
+scf.for %i ... {coop.pipeline_stages = S} {
+  coop.async_wait_group S-2                         // iteration t = (i-lb)/st has landed
+  %m = coop.load %W[(t mod S) * rows*cols], cols, <same layout>      (for each staged load)
+  ...                                               // the body, unchanged
+  scf.if i + (S-1)*st < ub { copies of iteration t+S-1 -> slot (t+S-1) mod S }
+  coop.async_commit_group
+}
+coop.async_wait_group 0
+```
+
+A RowMajor RxC load with stride s is the box rows=R, cols=C of its memref; a ColumnMajor one the
+box rows=C, cols=R (a column of the matrix is a row of the box); the slot keeps the box with row
+pitch = cols, so the slot load uses the same layout with stride = cols and reads the same
+elements. The copy of iteration j evaluates the load's offset at i = lb + j*st by cloning the
+ops of the loop body that compute it.
+
+Which loads qualify (the others, and loops with none, are left alone; the pass never fails on
+valid IR):
+
+* a `coop.load` directly in the loop body (run every iteration), RowMajor or ColumnMajor, from a
+  kernel argument in global memory that nothing in the loop may write (no store to it, and no op
+  of unknown effect in the loop);
+* its stride is defined outside the loop; its offset is computed by `arith` ops of the loop body
+  from the induction variable, constants and values defined outside the loop;
+* the copies are workgroup-collective, so every value they use, the loop bounds and the
+  conditions of the enclosing scf.if/scf.for must be the same in all invocations of the
+  workgroup: built by `arith` from constants, kernel arguments, `gpu.block_id`/`grid_dim`/
+  `block_dim`/`num_subgroups`/`subgroup_size` and the induction variables of such loops
+  (a subgroup- or invocation-dependent offset is not staged).
+
+Proof: tests/test_pipeline_coop_loads.py runs random kernels through the interpreter before and
+after the pass and compares every output bit for bit (the interpreter raises on a read of a copy
+that has not landed, so a wrong wait count fails the test, not just a wrong number).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntegerAttr, IntegerType, ModuleOp, NoneAttr
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
+
+from coopdialect.diagnostics import CoopError
+from coopdialect.dialects import coop, coop_async, coop_nv2, gpu, sparse_mma
+
+STAGES_ATTR = "coop.pipeline_stages"
+"""Set on a staged scf.for: `{coop.pipeline_stages = S : i64}`, for the backends."""
+
+_UNIFORM_IDS = (gpu.BlockIdOp, gpu.GridDimOp, gpu.BlockDimOp, gpu.NumSubgroupsOp,
+                gpu.SubgroupSizeOp)
+_READ_ONLY = (coop.LoadOp, memref.LoadOp, coop_nv2.LoadTensorOp)
+_VALUE_OPS = (sparse_mma.MmaSpOp, sparse_mma.CompressOp, sparse_mma.DecompressOp)
+_STORES = (coop.StoreOp, memref.StoreOp, coop_nv2.StoreTensorOp)
+_STAGEABLE = (coop.Layout.RowMajor, coop.Layout.ColumnMajor)
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis
+# --------------------------------------------------------------------------------------------
+
+
+def _inside(op: Operation | None, loop: scf.ForOp) -> bool:
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _defined_outside(v: SSAValue, loop: scf.ForOp) -> bool:
+    owner = v.owner.parent_op() if isinstance(v, BlockArgument) else v.owner
+    return not _inside(owner, loop)
+
+
+def is_uniform(v: SSAValue) -> bool:
+    """Whether `v` is provably the same in every invocation of the workgroup (module docstring)."""
+    if isinstance(v, BlockArgument):
+        parent = v.owner.parent_op()
+        if isinstance(parent, func.FuncOp):
+            return True
+        if isinstance(parent, scf.ForOp) and v.index == 0:  # the induction variable
+            return all(is_uniform(x) for x in (parent.lb, parent.ub, parent.step))
+        return False
+    op = v.owner
+    if isinstance(op, (arith.ConstantOp, *_UNIFORM_IDS)):
+        return True
+    if op.name.startswith("arith.") and not op.regions and is_side_effect_free(op):
+        return all(is_uniform(x) for x in op.operands)
+    return False
+
+
+def _uniform_control(loop: scf.ForOp) -> bool:
+    """The loop and every region around it (up to the kernel) run in all invocations alike."""
+    if not all(is_uniform(x) for x in (loop.lb, loop.ub, loop.step)):
+        return False
+    p = loop.parent_op()
+    while not isinstance(p, func.FuncOp):
+        if isinstance(p, scf.ForOp):
+            if not all(is_uniform(x) for x in (p.lb, p.ub, p.step)):
+                return False
+        elif isinstance(p, scf.IfOp):
+            if not is_uniform(p.cond):
+                return False
+        else:
+            return False
+        p = p.parent_op()
+    return True
+
+
+def _written_memrefs(loop: scf.ForOp) -> set[SSAValue] | None:
+    """The memrefs stores in the loop may write; None if an op of unknown effect is in it (or
+    it is already staged)."""
+    written: set[SSAValue] = set()
+    for op in loop.body.walk():
+        if isinstance(op, _STORES):
+            written.add(op.memref if isinstance(op, memref.StoreOp) else op.pointer)
+        elif isinstance(op, (scf.ForOp, scf.IfOp, scf.YieldOp, *_READ_ONLY, *_VALUE_OPS)):
+            continue
+        elif op.regions or not is_side_effect_free(op):
+            return None  # a barrier, a call, an async op, ...: keep away
+    return written
+
+
+def _offset_slice(v: SSAValue, loop: scf.ForOp) -> list[Operation] | None:
+    """The ops of the loop body that compute `v` (in block order), or None if `v` is not an
+    `arith` function of the induction variable and loop-invariant uniform values."""
+    body = loop.body.block
+    ops: set[Operation] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x is body.args[0]:
+            continue
+        if _defined_outside(x, loop):
+            if not is_uniform(x):
+                return None
+            continue
+        op = x.owner
+        if not isinstance(op, Operation) or op.parent_block() is not body:
+            return None  # an iter_arg, or a value of a nested region
+        if not (op.name.startswith("arith.") and not op.regions and is_side_effect_free(op)):
+            return None
+        if op not in ops:
+            ops.add(op)
+            stack.extend(op.operands)
+    return [op for op in body.ops if op in ops]
+
+
+@dataclass
+class _Staged:
+    """One load to stage: the copied box (rows x cols), its offset's slice and its buffer."""
+
+    load: coop.LoadOp
+    rows: int
+    cols: int
+    slice: list[Operation]
+    buffer: SSAValue | None = None
+
+    @property
+    def slot(self) -> int:
+        return self.rows * self.cols
+
+
+def _stageable_loads(loop: scf.ForOp) -> list[_Staged]:
+    written = _written_memrefs(loop)
+    if written is None or not _uniform_control(loop):
+        return []
+    found = []
+    kernel = loop.parent_op()
+    while not isinstance(kernel, func.FuncOp):
+        kernel = kernel.parent_op()
+    for op in loop.body.block.ops:
+        if not isinstance(op, coop.LoadOp) or op.layout.data not in _STAGEABLE:
+            continue
+        p = op.pointer
+        if not (isinstance(p, BlockArgument) and p.owner is kernel.body.block) or p in written:
+            continue
+        if not isinstance(p.type.memory_space, NoneAttr) and p.type.memory_space != \
+                coop.StorageClassAttr(coop.StorageClass.StorageBuffer):
+            continue
+        if not _defined_outside(op.stride, loop) or not is_uniform(op.stride):
+            continue
+        sl = _offset_slice(op.offset, loop)
+        if sl is None:
+            continue
+        m = op.result.type
+        assert isinstance(m, coop.MatrixType)
+        rows, cols = (m.rows, m.columns) if op.layout.data == coop.Layout.RowMajor else \
+            (m.columns, m.rows)
+        found.append(_Staged(op, rows, cols, sl))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# Rewrite
+# --------------------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Appends ops at one insertion point; `index(n)` gives an index constant, made once per
+    kernel at its entry (the `constants` dict shared by the builders of one rewrite)."""
+
+    def __init__(self, rewriter: PatternRewriter, point: InsertPoint,
+                 constants: tuple[InsertPoint, dict[int, SSAValue]]):
+        self.rewriter, self.point, self.constants = rewriter, point, constants
+
+    def add(self, op: Operation) -> Operation:
+        return self.rewriter.insert(op, self.point)
+
+    def at(self, point: InsertPoint) -> _Builder:
+        return _Builder(self.rewriter, point, self.constants)
+
+    def index(self, n: int) -> SSAValue:
+        point, made = self.constants
+        if n not in made:
+            made[n] = self.rewriter.insert(arith.ConstantOp(IntegerAttr(n, IndexType())),
+                                           point).results[0]
+        return made[n]
+
+    def affine(self, base: SSAValue, step: SSAValue, k: int) -> SSAValue:
+        """base + k*step, folded where the operands are constants."""
+        b, st = coop.constant_int(base), coop.constant_int(step)
+        if b is not None and st is not None:
+            return self.index(b + k * st)
+        if k == 0:
+            return base
+        scaled = self.index(k * st) if st is not None else self.binop(arith.MuliOp, step,
+                                                                        self.index(k))
+        return self.binop(arith.AddiOp, base, scaled)
+
+    def binop(self, cls, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(cls(a, b)).results[0]
+
+
+def _copies(b: _Builder, staged: Sequence[_Staged], loop: scf.ForOp, iv: SSAValue,
+            slot: SSAValue | int) -> None:
+    """Issue the copies of the iteration whose induction variable is `iv` into `slot`."""
+    for s in staged:
+        mapper: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: iv}
+        for op in s.slice:
+            b.add(op.clone(value_mapper=mapper))
+        off = mapper.get(s.load.offset, s.load.offset)
+        dst = b.index(slot * s.slot) if isinstance(slot, int) else b.binop(
+            arith.MuliOp, slot, b.index(s.slot))
+        b.add(coop_async.AsyncCopyOp(s.load.pointer, off, s.load.stride, s.buffer, dst,
+                                     b.index(s.cols), s.rows, s.cols))
+
+
+def _guarded(b: _Builder, cond: SSAValue | bool, fill) -> None:
+    """`fill(builder)` under `scf.if cond` (or unconditionally / not at all for a known cond)."""
+    if cond is True:
+        fill(b)
+    elif cond is not False:
+        block = Block()
+        b.add(scf.IfOp(cond, [], [block]))
+        inner = b.at(InsertPoint.at_end(block))
+        fill(inner)
+        inner.add(scf.YieldOp())
+
+
+@dataclass
+class StageLoopLoads(RewritePattern):
+    """Stage and pipeline the qualifying loads of one scf.for (module docstring)."""
+
+    stages: int
+
+    def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(loop, scf.ForOp) or STAGES_ATTR in loop.attributes:
+            return
+        staged = _stageable_loads(loop)
+        if not staged:
+            return
+        S = self.stages
+        kernel = loop.parent_op()
+        while not isinstance(kernel, func.FuncOp):
+            kernel = kernel.parent_op()
+        start = InsertPoint.at_start(kernel.body.block)
+        entry = _Builder(rewriter, start, (start, {}))
+        for s in staged:
+            t = coop_async.workgroup_memref([S * s.slot], s.load.pointer.type.element_type)
+            s.buffer = entry.add(coop_async.AllocWorkgroupOp(t)).results[0]
+            s.buffer.name_hint = (s.load.pointer.name_hint or "w") + "_stages"
+        lb, ub, step = loop.lb, loop.ub, loop.step
+        trip = _static_trip(lb, ub, step)
+
+        # prologue: iterations 0 .. S-2, one committed group each
+        pro = entry.at(InsertPoint.before(loop))
+        for k in range(S - 1):
+            iv = pro.affine(lb, step, k)
+            cond = (k < trip) if trip is not None else pro.add(
+                arith.CmpiOp(iv, ub, "slt")).results[0]
+            _guarded(pro, cond, lambda b, iv=iv, k=k: _copies(b, staged, loop, iv, k))
+            pro.add(coop_async.AsyncCommitGroupOp())
+
+        # the loop: wait for iteration t, read its slot, compute, refill slot (t+S-1) mod S
+        body = loop.body.block
+        i = body.args[0]
+        top = entry.at(InsertPoint.at_start(body))
+        top.add(coop_async.AsyncWaitGroupOp(S - 2))
+        t = i if coop.constant_int(lb) == 0 else top.binop(arith.SubiOp, i, lb)
+        t = t if coop.constant_int(step) == 1 else top.binop(arith.DivUIOp, t, step)
+        slot = top.binop(arith.RemUIOp, t, top.index(S))
+        addresses = [(top.binop(arith.MuliOp, slot, top.index(s.slot)), top.index(s.cols))
+                     for s in staged]
+        for s, (off, pitch) in zip(staged, addresses):
+            new = coop.LoadOp(s.buffer, off, pitch, s.load.layout.data, s.load.result.type)
+            new.result.name_hint = s.load.result.name_hint
+            rewriter.replace(s.load, [new], [new.result])
+        end = entry.at(InsertPoint.before(body.last_op))
+        ahead = end.affine(i, step, S - 1)
+        more = end.add(arith.CmpiOp(ahead, ub, "slt")).results[0]
+        nslot = end.binop(arith.RemUIOp, end.binop(arith.AddiOp, t, end.index(S - 1)),
+                          end.index(S))
+        _guarded(end, more, lambda b: _copies(b, staged, loop, ahead, nslot))
+        end.add(coop_async.AsyncCommitGroupOp())
+        loop.attributes[STAGES_ATTR] = IntegerAttr(S, IntegerType(64))
+
+        # epilogue: nothing may stay in flight
+        entry.at(InsertPoint.after(loop)).add(coop_async.AsyncWaitGroupOp(0))
+
+        # the offset computations only the old loads used are dead now
+        for s in staged:
+            for op in reversed(s.slice):
+                if op.parent is not None and not any(r.uses for r in op.results):
+                    rewriter.erase(op)
+
+        # Diagnostics about the new ops (a backend refusing the staged form) point at the loop.
+        for o in kernel.walk():
+            if not isinstance(o.location, FileLineColLoc):
+                o.location = loop.location
+
+
+def _static_trip(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
+    lo, hi, st = (coop.constant_int(v) for v in (lb, ub, step))
+    if lo is None or hi is None or st is None or st <= 0:
+        return None
+    return max(0, -(-(hi - lo) // st))
+
+
+@dataclass(frozen=True)
+class PipelineCoopLoadsPass(ModulePass):
+    """Stage the global matrix loads of loops through S workgroup buffers (module docstring).
+
+    Option: `stages` (S >= 2, default 4): buffers per load; copies run S-1 iterations ahead."""
+
+    name = "pipeline-coop-loads"
+    stages: int = 4
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.stages < 2:
+            raise CoopError(None, f"pipeline-coop-loads: stages must be >= 2, got {self.stages}",
+                            where="<pass options>")
+        loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
+        pattern = StageLoopLoads(self.stages)
+        for loop in reversed(loops):  # reversed pre-order: inner loops first
+            pattern.match_and_rewrite(loop, PatternRewriter(loop))
