@@ -164,6 +164,7 @@ def build(folder: Path, count: int, perf: list[int], seed: int = 2026) -> None:
 
 
 def run(folder: Path, out: Path | None) -> int:
+    sys.path.insert(0, str(ROOT))
     from coopdialect.runtime import open_device
 
     meta, data = load_cases(folder)
