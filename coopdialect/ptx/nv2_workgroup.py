@@ -16,7 +16,7 @@ A workgroup of W = n/128 warpgroups (n = coop.workgroup_size invocations, a mult
   promises contiguous rows, a uniform run-time alignment test picks a path with one
   ld.global.v4 per 8 columns (`_vector_condition`). Sequence:
   `bar.sync` (the previous product has read the tile), loads, `st.shared`, `fence.proxy.async`,
-  `bar.sync`.
+  `bar.sync`; consecutive staged loads (A then B) share one leading and one trailing barrier.
 * mul_add with staged A and B: each warpgroup issues K/16 chained
   `wgmma.mma_async.m64nNk16.f32` on its 64 rows of A (descriptor + 2048·v bytes) and all of
   B, between `wgmma.fence` and `commit_group`/`wait_group 0` (as wgmma.py).
@@ -185,7 +185,8 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
     lw.comment(f"{op.name} -> {t.rows}x{t.columns} {t.use_value.value} staged in shared memory "
                f"({len(pos)} elements per invocation), clamp {layout.mode.value}"
                f"{', view' if view else ''}")
-    lw.emit(ptx.BarSyncOp(0))
+    if not _is_staged(op.prev_op):  # else the previous staged load's barrier covers this tile
+        lw.emit(ptx.BarSyncOp(0))
     aligned = _vector_condition(lw, op, t, buf, layout, view, n)
     if aligned is None:
         _stage_elements(lw, op, t, buf, layout, view, pos, fill, smem, mn)
@@ -202,9 +203,21 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
         lw.emit(ptx.BraOp(join))
         lw.blocks.append(join)
         lw.cur = join
-    lw.emit(ptx.FenceProxyAsyncOp())
-    lw.emit(ptx.BarSyncOp(0))
+    if not _is_staged(op.next_op):  # else the next staged load's fence and barrier cover both
+        lw.emit(ptx.FenceProxyAsyncOp())
+        lw.emit(ptx.BarSyncOp(0))
     lw.vmap[op.result] = StagedTile(t, smem, mn, k)
+
+
+def _is_staged(op) -> bool:
+    """A load_tensor of a workgroup-scope A or B (staged into shared memory by this module).
+    Consecutive staged loads share their barriers: one bar.sync before the first (earlier
+    readers of both tiles are done) and one fence.proxy.async + bar.sync after the last (the
+    fence orders all of the thread's earlier shared-memory writes for the async proxy)."""
+    if not isinstance(op, nv2.LoadTensorOp):
+        return False
+    t = op.result.type
+    return t.scope_value == Scope.Workgroup and t.use_value in (Use.MatrixA, Use.MatrixB)
 
 
 def _smem_offset(ar: Arith, m_: Aff, k_: Aff, mn: int) -> Aff:
