@@ -56,7 +56,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntegerAttr, IntegerType, ModuleOp, NoneAttr
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    NoneAttr,
+)
+from xdsl.dialects.builtin import LocationAttr as Location
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -224,20 +232,22 @@ class _Builder:
     kernel at its entry (the `constants` dict shared by the builders of one rewrite)."""
 
     def __init__(self, rewriter: PatternRewriter, point: InsertPoint,
-                 constants: tuple[InsertPoint, dict[int, SSAValue]]):
-        self.rewriter, self.point, self.constants = rewriter, point, constants
+                 constants: tuple[InsertPoint, dict[int, SSAValue]], loc: Location):
+        self.rewriter, self.point, self.constants, self.loc = rewriter, point, constants, loc
 
-    def add(self, op: Operation) -> Operation:
+    def add(self, op: Operation, loc: Location | None = None) -> Operation:
+        op.location = loc or self.loc  # diagnostics point at the loop (or the load) staged
         return self.rewriter.insert(op, self.point)
 
     def at(self, point: InsertPoint) -> _Builder:
-        return _Builder(self.rewriter, point, self.constants)
+        return _Builder(self.rewriter, point, self.constants, self.loc)
 
     def index(self, n: int) -> SSAValue:
         point, made = self.constants
         if n not in made:
-            made[n] = self.rewriter.insert(arith.ConstantOp(IntegerAttr(n, IndexType())),
-                                           point).results[0]
+            c = arith.ConstantOp(IntegerAttr(n, IndexType()))
+            c.location = self.loc
+            made[n] = self.rewriter.insert(c, point).results[0]
         return made[n]
 
     def affine(self, base: SSAValue, step: SSAValue, k: int) -> SSAValue:
@@ -266,7 +276,7 @@ def _copies(b: _Builder, staged: Sequence[_Staged], loop: scf.ForOp, iv: SSAValu
         dst = b.index(slot * s.slot) if isinstance(slot, int) else b.binop(
             arith.MuliOp, slot, b.index(s.slot))
         b.add(coop_async.AsyncCopyOp(s.load.pointer, off, s.load.stride, s.buffer, dst,
-                                     b.index(s.cols), s.rows, s.cols))
+                                     b.index(s.cols), s.rows, s.cols), s.load.location)
 
 
 def _guarded(b: _Builder, cond: SSAValue | bool, fill) -> None:
@@ -298,10 +308,10 @@ class StageLoopLoads(RewritePattern):
         while not isinstance(kernel, func.FuncOp):
             kernel = kernel.parent_op()
         start = InsertPoint.at_start(kernel.body.block)
-        entry = _Builder(rewriter, start, (start, {}))
+        entry = _Builder(rewriter, start, (start, {}), loop.location)
         for s in staged:
             t = coop_async.workgroup_memref([S * s.slot], s.load.pointer.type.element_type)
-            s.buffer = entry.add(coop_async.AllocWorkgroupOp(t)).results[0]
+            s.buffer = entry.add(coop_async.AllocWorkgroupOp(t), s.load.location).results[0]
             s.buffer.name_hint = (s.load.pointer.name_hint or "w") + "_stages"
         lb, ub, step = loop.lb, loop.ub, loop.step
         trip = _static_trip(lb, ub, step)
@@ -323,11 +333,15 @@ class StageLoopLoads(RewritePattern):
         t = i if coop.constant_int(lb) == 0 else top.binop(arith.SubiOp, i, lb)
         t = t if coop.constant_int(step) == 1 else top.binop(arith.DivUIOp, t, step)
         slot = top.binop(arith.RemUIOp, t, top.index(S))
-        addresses = [(top.binop(arith.MuliOp, slot, top.index(s.slot)), top.index(s.cols))
-                     for s in staged]
+        slot_offsets: dict[int, SSAValue] = {}
+        for s in staged:
+            if s.slot not in slot_offsets:
+                slot_offsets[s.slot] = top.binop(arith.MuliOp, slot, top.index(s.slot))
+        addresses = [(slot_offsets[s.slot], top.index(s.cols)) for s in staged]
         for s, (off, pitch) in zip(staged, addresses):
             new = coop.LoadOp(s.buffer, off, pitch, s.load.layout.data, s.load.result.type)
             new.result.name_hint = s.load.result.name_hint
+            new.location = s.load.location
             rewriter.replace(s.load, [new], [new.result])
         end = entry.at(InsertPoint.before(body.last_op))
         ahead = end.affine(i, step, S - 1)

@@ -8,9 +8,10 @@ Public API:
 * `register_implementations(interpreter)`: every impl, for use with a bare xDSL `Interpreter`.
 
 Modules: `coop` (the coop dialect), `gpu` (ids, barrier), `arith`, `scf`, `memref` (overrides
-for per-type float rounding, lane vectors, workgroup memory), `kernel` (the runner's entry),
-`lockstep` (all subgroups of a grid interpreted together, in lock-step), `races` (data-race
-detection), `common` (value model, dtypes, errors).
+for per-type float rounding, lane vectors, workgroup memory), `coop_async` (the staged form:
+workgroup buffers and asynchronous copies, on the per-workgroup core `async_copies`), `kernel`
+(the runner's entry), `lockstep` (all subgroups of a grid interpreted together, in lock-step),
+`races` (data-race detection), `common` (value model, dtypes, errors).
 """
 
 from coopdialect.interpreter.common import InterpreterError, numpy_dtype

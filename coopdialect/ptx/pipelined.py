@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (BFloat16Type, DenseArrayBase, Float16Type, Fl
                                    IntegerType, MemRefType)
 from xdsl.ir import Block, Operation, SSAValue
 
+from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import sparse_mma as sm
 from coopdialect.dialects import gpu as cgpu
@@ -114,8 +115,9 @@ class Plan:
 
 
 def _refuse(op: Operation, why: str):
-    return op_error(op, f"the staged form lowers only to a warp-specialized wgmma pipeline "
-                        f"(sm_90a) and {why}")
+    # a CoopError: `file:line:col: error: ...` at the op (the staged loop's location)
+    return CoopError(op, f"the staged form lowers only to a warp-specialized wgmma pipeline "
+                         f"(sm_90a) and {why}")
 
 
 def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
