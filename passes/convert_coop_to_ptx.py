@@ -1,6 +1,7 @@
 """`convert-coop-to-ptx{target=sm_90a}`: lower kernel functions to the `ptx` dialect.
 
-Every `func.func` with a body becomes a `ptx.kernel` (declarations are dropped); the module gets
+Every `func.func` with a body becomes a `ptx.kernel` (declarations are dropped; functions that
+cooperative-matrix-2 ops call are inlined into their callers, not kernels); the module gets
 a `ptx.target` attribute that the printer writes as `.target`. The rules are in
 `coopdialect.ptx.lower` (kernel convention, arith, scf, gpu ids), `coopdialect.ptx.coop_rules`
 (subgroup fragments, mma.sync) and `coopdialect.ptx.wgmma` (warpgroup matrices). A shape or type
@@ -39,6 +40,7 @@ class ConvertCoopToPtxPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.ptx.lower import lower_function
+        from coopdialect.ptx.nv2_rules import inlined_functions
         from coopdialect.ptx.pipelined import Options
 
         if self.target not in TARGETS:
@@ -50,8 +52,10 @@ class ConvertCoopToPtxPass(ModulePass):
         options = Options(self.producer_registers, self.consumer_registers, self.raster_group,
                           self.cluster_m)
         kernels = []
+        callees = inlined_functions(op)  # DecodeFunc/CombineFunc/Func: inlined, not kernels
         for fn in list(op.ops):
-            if isinstance(fn, func.FuncOp) and not fn.is_declaration:
+            if isinstance(fn, func.FuncOp) and not fn.is_declaration and \
+                    fn.sym_name.data not in callees:
                 kernels.append(lower_function(fn, self.target, options))
         for old in list(op.ops):
             old.detach()

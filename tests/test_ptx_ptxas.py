@@ -61,3 +61,22 @@ def test_sm80_target_assembles(tmp_path: Path) -> None:
         p.write_text(text)
         rc, out = _ptxas(ptxas, p, "sm_80")
         assert rc == 0 and not out, out
+
+
+def test_every_example_assembles(tmp_path: Path) -> None:
+    """Every file in examples/ through convert-coop-to-ptx and ptxas -arch=sm_90a, clean: the
+    GEMMs, sparse, and the cooperative-matrix-2 / tensor-addressing ones (issue 13)."""
+    from coopdialect.tools.gpu.nv2_ptx_check import compile_ptx
+
+    ptxas = find_ptxas()
+    examples = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.mlir"))
+    assert len(examples) >= 8
+    bad = []
+    for ex in examples:
+        for fold in (False, True):
+            p = tmp_path / f"{ex.stem}{'_folded' if fold else ''}.ptx"
+            p.write_text(compile_ptx(ex.read_text(), str(ex), fold))
+            rc, out = _ptxas(ptxas, p)
+            if rc or out:
+                bad.append(f"{p.name}: rc={rc}\n{out}")
+    assert not bad, "ptxas rejected or warned about:\n" + "\n".join(bad)

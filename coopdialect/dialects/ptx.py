@@ -635,3 +635,17 @@ PTX = Dialect(
      FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp],
     [RegType],
 )
+
+
+# --------------------------------------------------------------------------------------------
+# Warp-level data exchange (cooperative-matrix-2 reductions and relayouts, ptx/nv2_rules.py)
+# --------------------------------------------------------------------------------------------
+
+ShflSyncOp = _inst("ShflSyncOp", "shfl.sync",
+                   "`shfl.sync.MODE.b32 d, a, b, c, membermask;` (9.7.9.6): b = lane or lane "
+                   "mask, c = clamp/segment mask, all as registers.")
+BarWarpSyncOp = _inst("BarWarpSyncOp", "bar.warp.sync",
+                      "`bar.warp.sync membermask;` (9.7.13.3): warp barrier that also orders "
+                      "the participating threads' memory accesses.")
+
+PTX = Dialect(PTX.name, [*PTX.operations, ShflSyncOp, BarWarpSyncOp], list(PTX.attributes))

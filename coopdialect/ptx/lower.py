@@ -628,6 +628,7 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     import coopdialect.ptx.coop_rules  # noqa: F401  (registers the coop rules)
     import coopdialect.ptx.wgmma  # noqa: F401
     import coopdialect.ptx.sparse  # noqa: F401  (after coop_rules: wraps coop.load/store)
+    import coopdialect.ptx.nv2_workgroup  # noqa: F401  (coopmat2 + tensor addressing)
     from coopdialect.ptx import pipelined
 
     plan = pipelined.analyze(fn, target, options.cluster_m if options else 1)

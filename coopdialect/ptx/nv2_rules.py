@@ -1,0 +1,559 @@
+"""Cooperative-matrix-2 ops other than the tensor loads/stores -> PTX (convert-coop-to-ptx).
+
+SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interpreter/coop_nv2.py):
+
+* Functions (CombineFunc, per-element Func, DecodeFunc) are inlined: `inline_call` lowers the
+  callee's body with its parameters bound to the call's values, once per call site (per element
+  for a per-element op or a decode, per tree node for a reduction). The scalar ops such bodies
+  use (memref.load/store, casts, min/max, negation) have their rules here.
+* reduce (subgroup scope, accumulator fragments of `fragments.ACC_LAYOUT`): the interpreter's
+  pairwise tree, same order. Row: within a lane (columns 2q, 2q+1), `shfl.sync.bfly` 1 and 2
+  (the quad), then across column tiles. Column: `shfl.sync.bfly` 4, 8, 16 (rows g), within a
+  lane (g, g+8), then across row tiles. Row|Column: Row, then Column over the row results
+  (needs a power-of-two column count, where the flattened tree splits at row boundaries).
+  A butterfly step gives the lower lane's value as the CombineFunc's first operand on both
+  lanes, so both compute the same bits. 2x2: through shared memory.
+* convert (Use change) and transpose: through a per-warp shared-memory tile: every lane stores
+  its elements at (row, col), `bar.warp.sync`, every lane loads the elements of the result
+  fragment (a `bar.warp.sync` first, so a reuse in a loop waits for the earlier readers).
+* per_element_op: Func inlined per fragment element with its (row, col) as i32, the element,
+  the same element of each matrix operand, and the other operands as they are.
+* Workgroup scope: per_element_op works on any fragment with known positions (nv2_workgroup.py);
+  reduce, convert and transpose of workgroup-scope matrices are refused.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
+from xdsl.ir import Block, SSAValue
+
+from coopdialect.dialects import coop, ptx
+from coopdialect.dialects import coop_nv2 as nv2
+from coopdialect.dialects.coop import Scope
+from coopdialect.ptx import affine as af
+from coopdialect.ptx import fragments as fr
+from coopdialect.ptx.affine import Arith
+from coopdialect.ptx.lower import (RULES, Buf, Frag, KernelLowering, Scalar, float_suffix,
+                                   mem_suffix, op_error, reg_kind, rule, width)
+
+I32 = IntegerType(32)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inlining
+# ---------------------------------------------------------------------------------------------
+
+
+def inlined_functions(module) -> set[str]:
+    """Names of the functions that cooperative-matrix-2 ops call (DecodeFunc, CombineFunc,
+    per-element Func): convert-coop-to-ptx inlines them rather than making them kernels."""
+    names = set()
+    for op in module.walk():
+        if isinstance(op, nv2.NV2_OPS):
+            for key in ("decode_func", "combine_func", "func"):
+                ref = op.properties.get(key)
+                if ref is not None:
+                    names.add(ref.string_value())
+    return names
+
+
+def inline_call(lw: KernelLowering, caller, fn: func.FuncOp, args: list[object]) -> object:
+    """Lower `fn`'s body with its parameters bound to `args`; returns the returned value."""
+    block = fn.body.block
+    for a, v in zip(block.args, args):
+        lw.vmap[a] = v
+    for op in block.ops:
+        if isinstance(op, func.ReturnOp):
+            if len(op.arguments) != 1:
+                raise op_error(caller, f"@{fn.sym_name.data} must return one value")
+            return lw.vmap[op.arguments[0]]
+        f = RULES.get(type(op))
+        if f is None:
+            raise op_error(op, f"has no PTX lowering (in @{fn.sym_name.data}, inlined into "
+                               f"'{caller.name}')")
+        f(lw, op)
+    raise op_error(caller, f"@{fn.sym_name.data} has no func.return")
+
+
+def call_reg(lw: KernelLowering, caller, fn: func.FuncOp, args: list[object]) -> SSAValue:
+    v = inline_call(lw, caller, fn, args)
+    assert isinstance(v, Scalar)
+    return lw.reg(v)
+
+
+def guarded(lw: KernelLowering, p, compute, fallback: SSAValue) -> SSAValue:
+    """compute() where predicate p holds, else `fallback` (a branch around compute)."""
+    if p is True:
+        return compute()
+    kind = ptx.reg_kind(fallback)
+    then, skip, join = lw.new_block(), Block(), Block(arg_types=[ptx.RegType(kind)])
+    lw.emit(ptx.CbraOp(p, skip, then, negate=True))
+    lw.cur = then
+    v = compute()
+    lw.emit(ptx.BraOp(join, [v]))
+    lw.blocks.append(skip)
+    lw.cur = skip
+    lw.emit(ptx.BraOp(join, [fallback]))
+    lw.blocks.append(join)
+    lw.cur = join
+    return join.args[0]
+
+
+def decode_element(lw: KernelLowering, op: nv2.LoadTensorOp, buf: Buf, e, sel, fallback):
+    """One element of a DecodeFunc load: the function inlined with (memref, index, blockCoord,
+    coordInBlock) — i32 values, the low 32 bits of the pseudo-code's values."""
+    fn = nv2.lookup_func(op, op.decode_func, "DecodeFunc")
+    ar = Arith(lw)
+
+    def i32(x: af.Aff) -> Scalar:
+        if x.is_const:
+            return Scalar(I32, const=x.const & af.U32)
+        return Scalar(I32, reg=ar.low32(x))
+
+    def compute() -> SSAValue:
+        args = [buf, i32(e.index), *(i32(b) for b in e.block), *(i32(i) for i in e.inner)]
+        return call_reg(lw, op, fn, args)
+    return guarded(lw, sel, compute, fallback)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalar ops of function bodies
+# ---------------------------------------------------------------------------------------------
+
+
+def _memref_address(lw: KernelLowering, op, buf: Buf, indices) -> tuple[SSAValue, int]:
+    t = buf.ty
+    shape = t.get_shape()
+    if any(d < 0 for d in shape):
+        raise op_error(op, "a memref of dynamic shape has no PTX lowering")
+    es = width(t.element_type) // 8
+    ar = Arith(lw)
+    lin = af.const(0)
+    for d, v in zip(shape, indices):
+        s = lw.scalar(v)
+        x = af.const(int(s.const)) if s.const is not None else af.atom(s.reg, af.I64_MIN,
+                                                                        af.I64_MAX)
+        lin = af.add(af.scale(lin, d), x)
+    var = af.Aff(lin.terms, 0)
+    if var.is_const:
+        return buf.base, lin.const * es
+    a = lw.inst(ptx.MadOp, ".lo.s64", [ar.reg(var), lw.imm("b64", str(es)), buf.base], "b64")
+    return a, lin.const * es
+
+
+def _ld_type(t) -> str:
+    if isinstance(t, Float16Type | BFloat16Type):
+        return "b16"
+    return mem_suffix(t)
+
+
+@rule(memref.LoadOp)
+def _memref_load(lw: KernelLowering, op: memref.LoadOp) -> None:
+    buf = lw.vmap[op.memref]
+    t = op.res.type
+    a, off = _memref_address(lw, op, buf, op.indices)
+    v = lw.emit(ptx.LdOp(f".{buf.space}.{_ld_type(t)}", a, off, [ptx.RegType(reg_kind(t))]))
+    lw.vmap[op.res] = Scalar(t, reg=v.outs[0])
+
+
+@rule(memref.StoreOp)
+def _memref_store(lw: KernelLowering, op: memref.StoreOp) -> None:
+    buf = lw.vmap[op.memref]
+    t = op.value.type
+    a, off = _memref_address(lw, op, buf, op.indices)
+    suffix = "b16" if isinstance(t, Float16Type | BFloat16Type) else mem_suffix(t, store=True)
+    lw.emit(ptx.StOp(f".{buf.space}.{suffix}", a, off, [lw.reg(lw.scalar(op.value))]))
+
+
+def _int_norm(lw: KernelLowering, r: SSAValue, w: int, signed: bool) -> SSAValue:
+    from coopdialect.ptx.coop_rules import normalize
+    return normalize(lw, r, w, signed)
+
+
+@rule(arith.ExtUIOp, arith.ExtSIOp, arith.TruncIOp)
+def _int_resize(lw: KernelLowering, op) -> None:
+    src, t = lw.scalar(op.input), op.result.type
+    ws, wd = width(op.input.type), width(t)
+    signed = isinstance(op, arith.ExtSIOp)
+    if src.const is not None:
+        v = int(src.const) & ((1 << ws) - 1)
+        if signed and v >> (ws - 1):
+            v -= 1 << ws
+        lw.vmap[op.result] = Scalar(t, const=v if wd > ws else int(src.const) & ((1 << wd) - 1))
+        return
+    r = src.reg
+    if isinstance(op, arith.TruncIOp):
+        if ws == 64:
+            r = lw.inst(ptx.CvtOp, ".u32.u64", [r], "b32")
+        if wd == 1:
+            r = lw.inst(ptx.SetpOp, ".ne.b32", [lw.inst(ptx.AndOp, ".b32",
+                                                        [r, lw.imm("b32", "1")], "b32"),
+                                                lw.imm("b32", "0")], "pred")
+        lw.vmap[op.result] = Scalar(t, reg=r)
+        return
+    if ws == 1:
+        r = lw.inst(ptx.SelpOp, ".b32", [lw.imm("b32", "-1" if signed else "1"),
+                                         lw.imm("b32", "0"), r], "b32")
+    else:
+        r = _int_norm(lw, r, ws, signed)
+    if wd == 64:
+        r = lw.inst(ptx.CvtOp, f".{'s' if signed else 'u'}64.{'s' if signed else 'u'}32", [r],
+                    "b64")
+    lw.vmap[op.result] = Scalar(t, reg=r)
+
+
+@rule(arith.BitcastOp)
+def _bitcast(lw: KernelLowering, op: arith.BitcastOp) -> None:
+    src, t = lw.scalar(op.input), op.result.type
+    r = lw.reg(src)
+    ks, kd = ptx.reg_kind(r), reg_kind(t)
+    if ks == kd:
+        out = r
+    elif (ks, kd) == ("b32", "b16"):
+        out = lw.inst(ptx.CvtOp, ".u16.u32", [r], "b16")
+    elif (ks, kd) == ("b16", "b32"):
+        out = lw.inst(ptx.CvtOp, ".u32.u16", [r], "b32")
+    elif {ks, kd} == {"b32", "f32"}:
+        out = lw.inst(ptx.MovOp, ".b32", [r], kd)
+    elif {ks, kd} == {"b64", "f64"}:
+        out = lw.inst(ptx.MovOp, ".b64", [r], kd)
+    else:
+        raise op_error(op, f"bitcast {op.input.type} -> {t} has no PTX lowering")
+    lw.vmap[op.result] = Scalar(t, reg=out)
+
+
+@rule(arith.SIToFPOp, arith.UIToFPOp)
+def _int_to_float(lw: KernelLowering, op) -> None:
+    src, t = lw.scalar(op.input), op.result.type
+    ws = width(op.input.type)
+    signed = isinstance(op, arith.SIToFPOp)
+    s = "s" if signed else "u"
+    r = lw.reg(src)
+    if ws < 32:
+        r = _int_norm(lw, r, ws, signed)
+    rw = 64 if ws == 64 else 32
+    if isinstance(t, BFloat16Type):  # exact in f64 for 32-bit sources, then one rounding
+        f = lw.inst(ptx.CvtOp, f".rn.f64.{s}{rw}", [r], "f64")
+        out = lw.inst(ptx.CvtOp, ".rn.bf16.f64", [f], "b16")
+    else:
+        out = lw.inst(ptx.CvtOp, f".rn.{float_suffix(t)}.{s}{rw}", [r], reg_kind(t))
+    lw.vmap[op.result] = Scalar(t, reg=out)
+
+
+@rule(arith.FPToSIOp, arith.FPToUIOp)
+def _float_to_int(lw: KernelLowering, op) -> None:
+    src, t = lw.scalar(op.input), op.result.type
+    st = op.input.type
+    s = "s" if isinstance(op, arith.FPToSIOp) else "u"
+    r = lw.reg(src)
+    if isinstance(st, BFloat16Type):
+        r, st = lw.inst(ptx.CvtOp, ".f32.bf16", [r], "f32"), Float32Type()
+    rw = 64 if width(t) == 64 else 32
+    lw.vmap[op.result] = Scalar(t, reg=lw.inst(ptx.CvtOp, f".rzi.{s}{rw}.{float_suffix(st)}",
+                                               [r], reg_kind(t)))
+
+
+@rule(arith.ExtFOp, arith.TruncFOp)
+def _float_resize(lw: KernelLowering, op) -> None:
+    src, t = lw.scalar(op.input), op.result.type
+    st = op.input.type
+    r = lw.reg(src)
+    if {type(st), type(t)} == {Float16Type, BFloat16Type}:
+        r = lw.inst(ptx.CvtOp, f".f32.{float_suffix(st)}", [r], "f32")
+        out = lw.inst(ptx.CvtOp, f".rn.{float_suffix(t)}.f32", [r], "b16")
+    else:
+        rn = ".rn" if width(st) > width(t) else ""
+        out = lw.inst(ptx.CvtOp, f"{rn}.{float_suffix(t)}.{float_suffix(st)}", [r], reg_kind(t))
+    lw.vmap[op.result] = Scalar(t, reg=out)
+
+
+@rule(arith.MaximumfOp, arith.MinimumfOp)
+def _min_max_f(lw: KernelLowering, op) -> None:
+    """maximumf/minimumf propagate NaN (as numpy's maximum/minimum, the interpreter's): the
+    `.NaN` form of PTX max/min (sm_80)."""
+    t = op.result.type
+    if isinstance(t, Float32Type | Float16Type | BFloat16Type):
+        cls = ptx.MaxOp if isinstance(op, arith.MaximumfOp) else ptx.MinOp
+        d = lw.inst(cls, f".NaN.{float_suffix(t)}", [lw.reg(lw.scalar(op.lhs)),
+                                                     lw.reg(lw.scalar(op.rhs))], reg_kind(t))
+        lw.vmap[op.result] = Scalar(t, reg=d)
+        return
+    raise op_error(op, f"{op.name} of {t} has no PTX lowering (f16, bf16, f32)")
+
+
+@rule(arith.NegfOp)
+def _negf(lw: KernelLowering, op: arith.NegfOp) -> None:
+    t = op.result.type
+    d = lw.inst(ptx.NegOp, f".{float_suffix(t)}", [lw.reg(lw.scalar(op.operand))], reg_kind(t))
+    lw.vmap[op.result] = Scalar(t, reg=d)
+
+
+# ---------------------------------------------------------------------------------------------
+# per_element_op
+# ---------------------------------------------------------------------------------------------
+
+
+def positions_of(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[af.Aff, af.Aff]]:
+    """(row, col) of each fragment element this thread holds, in register order."""
+    if t.scope_value == Scope.Workgroup:
+        from coopdialect.ptx.nv2_workgroup import acc_positions
+        return acc_positions(lw, op, t)
+    from coopdialect.ptx.tensor_rules import subgroup_positions
+    return subgroup_positions(lw, op, t)
+
+
+@rule(nv2.PerElementOp)
+def _per_element(lw: KernelLowering, op: nv2.PerElementOp) -> None:
+    t = op.result.type
+    fn = nv2.lookup_func(op, op.func, "Func")
+    m = lw.vmap[op.matrix]
+    extras = [lw.vmap[v] for v in op.extra]
+    ar = Arith(lw)
+
+    def i32(x: af.Aff) -> Scalar:
+        return Scalar(I32, const=x.const) if x.is_const else Scalar(I32, reg=ar.low32(x))
+    lw.comment(f"{op.name} @{fn.sym_name.data}, inlined per element ({len(m.regs)} per thread)")
+    out = []
+    for i, (r, c) in enumerate(positions_of(lw, op, t)):
+        args = [i32(r), i32(c), Scalar(t.element_type, reg=m.regs[i])]
+        for v, x in zip(op.extra, extras):
+            args.append(Scalar(t.element_type, reg=x.regs[i]) if isinstance(x, Frag) else x)
+        out.append(call_reg(lw, op, fn, args))
+    lw.vmap[op.result] = Frag(t, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# reduce
+# ---------------------------------------------------------------------------------------------
+
+
+def _acc_layout(op, t: coop.MatrixType) -> fr.FragLayout:
+    if t.scope_value != Scope.Subgroup:
+        raise op_error(op, "workgroup-scope matrices: only subgroup scope is lowered for this op")
+    from coopdialect.ptx.tensor_rules import _layout_of
+    return _layout_of(op, t)
+
+
+def _lane_low(lw: KernelLowering, mask: int) -> SSAValue:
+    """A predicate: (laneid & mask) == 0 (this lane is the lower one of a butterfly pair)."""
+    def make():
+        r = lw.inst(ptx.AndOp, ".b32", [lw.special("%laneid"), lw.imm("b32", str(mask))],
+                    "b32", True)
+        return lw.inst(ptx.SetpOp, ".eq.b32", [r, lw.imm("b32", "0")], "pred", True)
+    return lw.cached(f"lane low {mask}", make)
+
+
+def _shfl_bfly(lw: KernelLowering, v: SSAValue, mask: int) -> SSAValue:
+    kind = ptx.reg_kind(v)
+    args = [lw.imm("b32", str(mask)), lw.imm("b32", "31"), lw.imm("b32", "-1")]
+    if kind == "b16":
+        w = lw.emit(ptx.PackOp(".b32", [v, v], ptx.B32)).out
+        s = lw.inst(ptx.ShflSyncOp, ".bfly.b32", [w, *args], "b32")
+        return lw.emit(ptx.UnpackOp(".b32", s, [ptx.B16, ptx.B16])).outs[0]
+    if kind not in ("b32", "f32"):
+        raise ValueError(kind)
+    return lw.inst(ptx.ShflSyncOp, ".bfly.b32", [v, *args], kind)
+
+
+class _Combiner:
+    def __init__(self, lw: KernelLowering, op: nv2.ReduceOp):
+        self.lw, self.op = lw, op
+        self.fn = nv2.lookup_func(op, op.combine_func, "CombineFunc")
+        self.t = op.matrix.type.element_type
+
+    def __call__(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return call_reg(self.lw, self.op, self.fn, [Scalar(self.t, reg=a), Scalar(self.t, reg=b)])
+
+    def tree(self, vals: list[SSAValue]) -> SSAValue:
+        """The interpreter's pairwise tree over a list (odd tails carried to the next level)."""
+        while len(vals) > 1:
+            h = len(vals) // 2
+            nxt = [self(vals[2 * i], vals[2 * i + 1]) for i in range(h)]
+            vals = nxt + ([vals[-1]] if len(vals) % 2 else [])
+        return vals[0]
+
+    def butterfly(self, v: SSAValue, mask: int) -> SSAValue:
+        """combine(lower lane's v, upper lane's v) on both lanes of each pair lane ^ mask."""
+        lw = self.lw
+        other = _shfl_bfly(lw, v, mask)
+        low = _lane_low(lw, mask)
+        kind = ptx.reg_kind(v)
+        first = lw.inst(ptx.SelpOp, f".{kind}", [v, other, low], kind)
+        second = lw.inst(ptx.SelpOp, f".{kind}", [other, v, low], kind)
+        return self(first, second)
+
+
+def _row_values(cb: _Combiner, x: list[SSAValue], mt: int, nt: int) -> list[list[SSAValue]]:
+    """[row tile][half] -> the reduction of that row (every lane of the quad has it)."""
+    out = []
+    for i in range(mt):
+        halves = []
+        for h in range(2):
+            per_tile = []
+            for j in range(nt):
+                base = (i * nt + j) * 4 + 2 * h
+                v = cb(x[base], x[base + 1])
+                v = cb.butterfly(v, 1)
+                v = cb.butterfly(v, 2)
+                per_tile.append(v)
+            halves.append(cb.tree(per_tile))
+        out.append(halves)
+    return out
+
+
+def _column_tree(cb: _Combiner, per_row_tile: list[list[SSAValue]]) -> SSAValue:
+    """Reduce values of rows 16i + g + 8h ([i][h]) over all rows (Column order)."""
+    tiles = []
+    for top, bottom in per_row_tile:
+        vals = []
+        for v in (top, bottom):
+            for mask in (4, 8, 16):
+                v = cb.butterfly(v, mask)
+            vals.append(v)
+        tiles.append(cb(vals[0], vals[1]))
+    return cb.tree(tiles)
+
+
+@rule(nv2.ReduceOp)
+def _reduce(lw: KernelLowering, op: nv2.ReduceOp) -> None:
+    src, res = op.matrix.type, op.result.type
+    _acc_layout(op, src)
+    if op.reduce.data != nv2.REDUCE_2X2:
+        _acc_layout(op, res)
+    if coop.bit_width(src.element_type) not in (16, 32):
+        raise op_error(op, f"reduce of {src.element_type} components: 16- and 32-bit only")
+    x = list(lw.vmap[op.matrix].regs)
+    cb = _Combiner(lw, op)
+    mask = op.reduce.data
+    mt, nt = src.rows // 16, src.columns // 8
+    rmt, rnt = res.rows // 16, res.columns // 8
+    lw.comment(f"{op.name} {nv2.reduce_mode_str(mask)} {src.rows}x{src.columns} -> "
+               f"{res.rows}x{res.columns} (@{cb.fn.sym_name.data} inlined per tree node)")
+    if mask == nv2.REDUCE_2X2:
+        lw.vmap[op.result] = Frag(res, _reduce_2x2(lw, op, cb, x))
+        return
+    if mask == nv2.REDUCE_ROW:
+        rows = _row_values(cb, x, mt, nt)
+        out = [rows[i][v >> 1] for i in range(rmt) for _ in range(rnt) for v in range(4)]
+    elif mask == nv2.REDUCE_COLUMN:
+        cols = []
+        for j in range(nt):
+            pair = []
+            for c0 in range(2):
+                per_row_tile = [[x[(i * nt + j) * 4 + 2 * h + c0] for h in range(2)]
+                                for i in range(mt)]
+                pair.append(_column_tree(cb, per_row_tile))
+            cols.append(pair)
+        out = [cols[j][v & 1] for _ in range(rmt) for j in range(rnt) for v in range(4)]
+    else:
+        if src.columns & (src.columns - 1):
+            raise op_error(op, f"Row|Column reduce of {src.columns} columns: the lowering "
+                               "needs a power-of-two column count")
+        total = _column_tree(cb, _row_values(cb, x, mt, nt))
+        out = [total] * (rmt * rnt * 4)
+    lw.vmap[op.result] = Frag(res, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Relayouts through shared memory: 2x2 reduce, convert, transpose
+# ---------------------------------------------------------------------------------------------
+
+
+def _warp_sync(lw: KernelLowering) -> None:
+    lw.emit(ptx.BarWarpSyncOp("", [lw.imm("b32", "-1")], []))
+
+
+def _smem_tile(lw: KernelLowering, op, elems: int, es: int) -> SSAValue:
+    """A per-warp shared tile of `elems` elements: this warp's 64-bit shared address."""
+    size = lw.workgroup_size
+    if size is None:
+        raise op_error(op, "needs a coop.workgroup_size attribute (a shared tile per subgroup)")
+    warps = (size[0] * size[1] * size[2] + 31) // 32
+    per = (elems * es + 15) // 16 * 16
+    base = lw.alloc_shared(per * warps, 16)
+    warp = lw.inst(ptx.ShrOp, ".u32", [lw.linear_tid(), lw.imm("b32", "5")], "b32", True)
+    return lw.inst(ptx.MadOp, ".wide.u32", [warp, lw.imm("b32", str(per)), base], "b64", True)
+
+
+def _through_smem(lw: KernelLowering, op, src_t: coop.MatrixType, regs: list[SSAValue],
+                  src_pos, dst_pos_linear: list[af.Aff]) -> list[SSAValue]:
+    """Store `regs` at row-major index row*cols + col of a per-warp tile, then load the
+    elements at `dst_pos_linear` (row-major indices of the source matrix)."""
+    es = coop.bit_width(src_t.element_type) // 8
+    kind = reg_kind(src_t.element_type)
+    suffix = "b16" if es == 2 else "b32" if es == 4 else "b8"
+    if es not in (2, 4):
+        raise op_error(op, f"{src_t.element_type} components: 16- and 32-bit only here")
+    tile = _smem_tile(lw, op, src_t.rows * src_t.columns, es)
+    ar = Arith(lw)
+    _warp_sync(lw)
+    for (r, c), v in zip(src_pos, regs):
+        idx = af.add(af.scale(r, src_t.columns), c)
+        a, off = _smem_addr(lw, ar, tile, idx, es)
+        lw.emit(ptx.StOp(f".shared.{suffix}", a, off, [v]))
+    _warp_sync(lw)
+    out = []
+    for idx in dst_pos_linear:
+        a, off = _smem_addr(lw, ar, tile, idx, es)
+        out.append(lw.emit(ptx.LdOp(f".shared.{suffix}", a, off, [ptx.RegType(kind)])).outs[0])
+    return out
+
+
+def _smem_addr(lw, ar: Arith, tile: SSAValue, idx: af.Aff, es: int):
+    var = af.Aff(idx.terms, 0)
+    if var.is_const:
+        return tile, idx.const * es
+    key = ("smem", id(tile), ar._key(var), es)
+    if key not in ar.memo:
+        ar.memo[key] = lw.inst(ptx.MadOp, ".lo.s64", [ar.reg(var), lw.imm("b64", str(es)), tile],
+                               "b64")
+    return ar.memo[key], idx.const * es
+
+
+def _reduce_2x2(lw: KernelLowering, op, cb: _Combiner, x: list[SSAValue]) -> list[SSAValue]:
+    src, res = op.matrix.type, op.result.type
+    from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
+    if res.scope_value != Scope.Subgroup:
+        raise op_error(op, "workgroup-scope matrices: only subgroup scope is lowered for this op")
+    sp = frag_positions(lw, src, fr.ACC_LAYOUT)
+    rp = subgroup_positions(lw, op, res)
+    n = src.columns
+    want = []
+    for r, c in rp:
+        r2, c2 = af.scale(r, 2), af.scale(c, 2)
+        for dr, dc in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            want.append(af.add(af.scale(af.add(r2, af.const(dr)), n), af.add(c2, af.const(dc))))
+    got = _through_smem(lw, op, src, x, sp, want)
+    out = []
+    for i in range(len(rp)):
+        a, b, c, d = got[4 * i:4 * i + 4]
+        out.append(cb(cb(a, b), cb(c, d)))
+    return out
+
+
+@rule(nv2.ConvertOp)
+def _convert_use(lw: KernelLowering, op: nv2.ConvertOp) -> None:
+    src, res = op.matrix.type, op.result.type
+    from coopdialect.ptx.tensor_rules import frag_positions
+    ls, lr = _acc_layout(op, src), _acc_layout(op, res)
+    lw.comment(f"{op.name} {src.use_value.value} -> {res.use_value.value} through shared memory")
+    sp = frag_positions(lw, src, ls)
+    want = [af.add(af.scale(r, src.columns), c) for r, c in frag_positions(lw, res, lr)]
+    lw.vmap[op.result] = Frag(res, _through_smem(lw, op, src, list(lw.vmap[op.matrix].regs),
+                                                 sp, want))
+
+
+@rule(nv2.TransposeOp)
+def _transpose(lw: KernelLowering, op: nv2.TransposeOp) -> None:
+    src, res = op.matrix.type, op.result.type
+    from coopdialect.ptx.tensor_rules import frag_positions
+    ls, lr = _acc_layout(op, src), _acc_layout(op, res)
+    lw.comment(f"{op.name} {src.rows}x{src.columns} -> {res.rows}x{res.columns} MatrixB "
+               "through shared memory")
+    sp = frag_positions(lw, src, ls)
+    # result (i, j) = source (j, i)
+    want = [af.add(af.scale(j, src.columns), i) for i, j in frag_positions(lw, res, lr)]
+    lw.vmap[op.result] = Frag(res, _through_smem(lw, op, src, list(lw.vmap[op.matrix].regs),
+                                                 sp, want))
+

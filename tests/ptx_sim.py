@@ -1,0 +1,482 @@
+"""A small executor of the `ptx` dialect, for tests: runs a lowered kernel on numpy buffers.
+
+It follows the PTX ISA's semantics for the instructions the tensor-addressing and
+cooperative-matrix-2 rules emit (integer and f16/bf16/f32 arithmetic, cvt with its rounding
+modifiers, setp/selp, ld/st in the global and shared spaces, branches with block arguments,
+shfl.sync.bfly, bar.warp.sync, bar.sync). Every thread is a Python generator over its own
+registers; it stops at a warp or CTA synchronisation point, where the scheduler exchanges the
+shuffled values and resumes the warp (or the CTA). A load or store outside a buffer raises
+(the GPU would fault or corrupt memory).
+
+`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (PTX ISA 9.7.14.5.8 fragment figures) and
+`wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}` with both operands in shared memory,
+K-major, no swizzle (9.7.15.5.1: descriptor start/LBO/SBO in 16-byte units at bits 0, 16, 32;
+core matrices of 8 rows x 16 bytes, LBO between core matrices along K, SBO along M/N; D
+fragment d_i at row 16w + g + 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
+(f64 products and sums, rounded once: exact for the small-integer data the tests use).
+wgmma.fence/commit_group/wait_group and fence.proxy.async order nothing here.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from xdsl.ir import Block
+
+from coopdialect.dialects import ptx
+
+WIDTH = {"pred": 1, "b16": 16, "b32": 32, "b64": 64, "f32": 32, "f64": 64}
+FLOAT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+GLOBAL_SHIFT = 40
+
+
+class SimError(Exception):
+    """The kernel did something the GPU would fault on, or that the simulator lacks."""
+
+
+def _w(t: str) -> int:
+    return int("".join(ch for ch in t if ch.isdigit()))
+
+
+def _sval(bits: int, w: int) -> int:
+    bits &= (1 << w) - 1
+    return bits - (1 << w) if bits >> (w - 1) else bits
+
+
+def _fval(bits: int, t: str):
+    w = _w(t) if t != "bf16" else 16
+    return np.array([bits & ((1 << w) - 1)], UINT[w]).view(FLOAT[t])[0]
+
+
+def _fbits(x, t: str) -> int:
+    return int(np.array([x], FLOAT[t]).view(UINT[16 if t == "bf16" else _w(t)])[0])
+
+
+def _read(bits: int, t: str):
+    """A register's bits read as operand type t."""
+    if t in FLOAT:
+        return _fval(bits, t)
+    if t == "pred":
+        return bool(bits)
+    w = _w(t)
+    return _sval(bits, w) if t[0] == "s" else bits & ((1 << w) - 1)
+
+
+def _write(v, t: str) -> int:
+    if t in FLOAT:
+        return _fbits(v, t)
+    if t == "pred":
+        return bool(v)
+    return int(v) & ((1 << _w(t)) - 1)
+
+
+def _literal(kind: str, lit: str) -> int:
+    if lit.startswith("0f") or lit.startswith("0F"):
+        return int(lit[2:], 16)
+    if lit.startswith("0d") or lit.startswith("0D"):
+        return int(lit[2:], 16)
+    if kind == "pred":
+        return bool(int(lit, 0))
+    return int(lit, 0) & ((1 << WIDTH[kind]) - 1)
+
+
+def _cvt(tokens: list[str], bits: int) -> int:
+    dst, src = tokens[-2], tokens[-1]
+    rnd = tokens[0] if len(tokens) > 2 else ""
+    if src in FLOAT and dst in FLOAT:
+        x = np.float64(_fval(bits, src))
+        return _fbits(np.array([x]).astype(FLOAT[dst])[0], dst)
+    if src in FLOAT:  # float -> int: rzi, saturating, NaN -> 0
+        x = float(_fval(bits, src))
+        w = _w(dst)
+        if x != x:
+            return 0
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dst[0] == "s" else (0, (1 << w) - 1)
+        assert rnd == "rzi", tokens
+        v = int(np.trunc(x)) if abs(x) < 2.0**70 else (hi if x > 0 else lo)
+        return min(max(v, lo), hi) & ((1 << w) - 1)
+    v = _read(bits, src)
+    if dst in FLOAT:  # int -> float, one rounding (exact in f64 below 2^53)
+        assert rnd == "rn", tokens
+        return _fbits(np.array([np.float64(v)]).astype(FLOAT[dst])[0], dst)
+    return int(v) & ((1 << _w(dst)) - 1)  # extend (by src signedness) or truncate
+
+
+def _int_op(op: str, mods: list[str], a: list[int], rw: int) -> int:
+    t = mods[-1]
+    w = _w(t)
+    signed = t[0] == "s"
+    x = [_sval(v, w) if signed else v & ((1 << w) - 1) for v in a]
+    if op == "add":
+        r = x[0] + x[1]
+        if "sat" in mods:
+            r = min(max(r, -(1 << (w - 1))), (1 << (w - 1)) - 1)
+    elif op == "sub":
+        r = x[0] - x[1]
+    elif op in ("mul", "mad"):
+        p = x[0] * x[1]
+        if "wide" in mods:
+            r = p + (_sval(a[2], 2 * w) if signed else a[2]) if op == "mad" else p
+            return r & ((1 << (2 * w)) - 1)
+        r = (p & ((1 << w) - 1)) if "lo" in mods else p >> w
+        if op == "mad":
+            r = r + x[2]
+    elif op in ("div", "rem"):
+        if x[1] == 0:
+            return 0  # undefined in PTX; only unused results divide by zero
+        q = abs(x[0]) // abs(x[1]) * (1 if (x[0] >= 0) == (x[1] >= 0) else -1)
+        r = q if op == "div" else x[0] - x[1] * q
+    elif op == "min":
+        r = min(x)
+    elif op == "max":
+        r = max(x)
+    elif op == "neg":
+        r = -x[0]
+    elif op == "and":
+        r = x[0] & x[1]
+    elif op == "or":
+        r = x[0] | x[1]
+    elif op == "xor":
+        r = x[0] ^ x[1]
+    elif op == "not":
+        r = ~x[0]
+    elif op == "shl":
+        r = x[0] << min(a[1] & 0xFFFFFFFF, w)
+    elif op == "shr":
+        k = min(a[1] & 0xFFFFFFFF, w)
+        r = x[0] >> k
+    else:
+        raise SimError(f"integer {op}{''.join('.' + m for m in mods)}")
+    return r & ((1 << rw) - 1)
+
+
+def _float_op(op: str, t: str, a: list[int]):
+    x = [_fval(v, t) for v in a]
+    with np.errstate(all="ignore"):
+        if op == "add":
+            r = x[0] + x[1]
+        elif op == "sub":
+            r = x[0] - x[1]
+        elif op == "mul":
+            r = x[0] * x[1]
+        elif op == "div":
+            r = x[0] / x[1]
+        elif op == "neg":
+            r = -x[0]
+        elif op in ("fma", "mad"):
+            r = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])  # f32 only (exact in f64)
+        elif op == "max":
+            r = np.maximum(x[0], x[1])
+        elif op == "min":
+            r = np.minimum(x[0], x[1])
+        else:
+            raise SimError(f"float {op}.{t}")
+    return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
+
+
+def _f16(bits: int, hi: bool) -> float:
+    return float(_fval(bits >> 16 if hi else bits, "f16"))
+
+
+def _f32(x: float) -> int:
+    return _fbits(np.float32(x), "f32")
+
+
+def _mma(lanes) -> list:
+    """m16n8k16 f16 x f16 + f32 over one warp (ISA fragment figures for m16n8k16)."""
+    A, B, C = np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8))
+    for lane, s in enumerate(lanes):
+        _, a, b, c = s
+        g, q = lane >> 2, lane & 3
+        for i in range(4):  # a_{2i}, a_{2i+1} in register i
+            r = g + 8 * (i & 1)
+            col = 2 * q + 8 * (i >> 1)
+            A[r, col], A[r, col + 1] = _f16(a[i], False), _f16(a[i], True)
+        for i in range(2):
+            k = 2 * q + 8 * i
+            B[k, g], B[k + 1, g] = _f16(b[i], False), _f16(b[i], True)
+        for i in range(4):
+            C[g + 8 * (i >> 1), 2 * q + (i & 1)] = float(_fval(c[i], "f32"))
+    D = A @ B + C
+    return [[_f32(D[(lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)]) for i in range(4)]
+            for lane in range(32)]
+
+
+def _smem_matrix(shared, desc: int, rows: int, t: str) -> np.ndarray:
+    """rows x 16 elements of a K-major, no-swizzle operand described by `desc`."""
+    start = (desc & 0x3FFF) << 4
+    lbo = ((desc >> 16) & 0x3FFF) << 4
+    sbo = ((desc >> 32) & 0x3FFF) << 4
+    out = np.zeros((rows, 16))
+    for r in range(rows):
+        for k in range(16):
+            off = start + (r // 8) * sbo + (k // 8) * lbo + (r % 8) * 16 + (k % 8) * 2
+            if off < 16 or off + 2 > len(shared):
+                raise SimError(f"wgmma operand byte {off} outside shared memory")
+            out[r, k] = float(_fval(int(shared[off]) | int(shared[off + 1]) << 8, t))
+    return out
+
+
+def _wgmma(group, shared) -> list:
+    """m64nNk16 f32 += A (64x16) * B (16xN), both from shared-memory descriptors."""
+    _, mods, imms, da, db, _acc = group[0]
+    tokens = mods.strip(".").split(".")
+    n = int(tokens[0][tokens[0].index("n") + 1:tokens[0].index("k")])
+    t = tokens[2]
+    if imms.replace(" ", "") != "1,1,1,0,0" or tokens[1] != "f32":
+        raise SimError(f"simulator lacks wgmma{mods} {imms}")
+    for s in group:
+        if s[3] != da or s[4] != db:
+            raise SimError("wgmma descriptors differ between threads of a warpgroup")
+    A = _smem_matrix(shared, da, 64, t)
+    Bt = _smem_matrix(shared, db, n, t)  # N x K
+    D = np.zeros((64, n))
+    for tid, s in enumerate(group):
+        w, lane = tid >> 5, tid & 31
+        g, q = lane >> 2, lane & 3
+        for i, v in enumerate(s[5]):
+            D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)] = \
+                float(_fval(v, "f32"))
+    D = A @ Bt.T + D
+    out = []
+    for tid in range(len(group)):
+        w, lane = tid >> 5, tid & 31
+        g, q = lane >> 2, lane & 3
+        out.append([_f32(D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)])
+                    for i in range(n // 2)])
+    return out
+
+
+def _resume(g, v):
+    try:
+        return g.send(v)
+    except StopIteration:
+        return None
+
+
+class Kernel:
+    """Runs one `ptx.kernel` over a grid (see the module docstring)."""
+
+    def __init__(self, kernel: ptx.KernelOp):
+        self.kernel = kernel
+        self.params = [p.data for p in kernel.params]
+        self.blocks = list(kernel.body.blocks)
+        self.shared: dict[str, int] = {}
+        size = 0
+        for b in self.blocks:
+            for op in b.ops:
+                if isinstance(op, ptx.SharedDeclOp):
+                    a = op.align.data
+                    size = (size + a - 1) // a * a
+                    self.shared[op.sym_name.data] = size + 16  # never address 0
+                    size += op.size.data
+        self.shared_size = size + 16
+
+    def run(self, buffers: list[np.ndarray], grid: tuple[int, int, int],
+            block: tuple[int, int, int], shifts: list[int] | None = None) -> None:
+        """Run the kernel; `buffers` (numpy arrays, one per parameter) are updated in place.
+        `shifts[i]` moves buffer i's base address by that many bytes (to test alignment
+        checks; buffers start 2^40-aligned otherwise)."""
+        self.shifts = shifts or [0] * len(buffers)
+        mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy() for b in buffers]
+        for z in range(grid[2]):
+            for y in range(grid[1]):
+                for x in range(grid[0]):
+                    self._cta(mem, (x, y, z), grid, block)
+        for b, m in zip(buffers, mem):
+            b.reshape(-1).view(np.uint8)[:] = m
+
+    # -- one CTA ------------------------------------------------------------------------------
+
+    def _cta(self, mem, ctaid, grid, block) -> None:
+        n = block[0] * block[1] * block[2]
+        shared = np.zeros(self.shared_size, np.uint8)
+        threads = []
+        for t in range(n):
+            tid = (t % block[0], t // block[0] % block[1], t // (block[0] * block[1]))
+            sreg = {"%laneid": t % 32}
+            for i, d in enumerate("xyz"):
+                sreg[f"%tid.{d}"] = tid[i]
+                sreg[f"%ctaid.{d}"] = ctaid[i]
+                sreg[f"%ntid.{d}"] = block[i]
+                sreg[f"%nctaid.{d}"] = grid[i]
+            threads.append(self._thread(mem, shared, sreg))
+        state = [next(g, None) for g in threads]
+        while any(s is not None for s in state):
+            live = [s for s in state if s is not None]
+            kinds = {s[0] for s in live}
+            if len(kinds) != 1:
+                raise SimError(f"threads diverge at synchronisation points: {kinds}")
+            kind = kinds.pop()
+            if kind == "bar" and len(live) != n:
+                raise SimError("bar.sync with exited threads")
+            send = [None] * n
+            if kind == "mma":
+                for w in range(0, n, 32):
+                    send[w:w + 32] = _mma(state[w:w + 32])
+            elif kind == "wgmma":
+                if n % 128:
+                    raise SimError("wgmma outside whole warpgroups")
+                for w in range(0, n, 128):
+                    send[w:w + 128] = _wgmma(state[w:w + 128], shared)
+            elif kind == "shfl":
+                for w in range(0, n, 32):
+                    lanes = state[w:w + 32]
+                    for i, s in enumerate(lanes):
+                        if s is None:
+                            continue
+                        _, val, b, c, mask = s
+                        src = i ^ (b & 31)
+                        if lanes[src] is None:
+                            raise SimError("shfl from an exited lane")
+                        send[w + i] = lanes[src][1]
+            state = [_resume(g, v) if s is not None else None
+                     for g, s, v in zip(threads, state, send)]
+
+    def _thread(self, mem, shared, sreg):
+        regs: dict = {}
+        block: Block | None = self.blocks[0]
+        while block is not None:
+            nxt = None
+            for op in block.ops:
+                if isinstance(op, ptx.BraOp):
+                    vals = [regs[v] for v in op.args]
+                    for a, v in zip(op.target.args, vals):
+                        regs[a] = v
+                    nxt = op.target
+                    break
+                if isinstance(op, ptx.CbraOp):
+                    p = bool(regs[op.pred])
+                    if op.negate is not None:
+                        p = not p
+                    nxt = op.taken if p else op.other
+                    break
+                if isinstance(op, ptx.RetOp):
+                    return
+                if isinstance(op, ptx.ShflSyncOp):
+                    a = [regs[v] for v in op.args]
+                    got = yield ("shfl", a[0], a[1], a[2], a[3])
+                    regs[op.outs[0]] = got
+                    continue
+                if isinstance(op, ptx.BarWarpSyncOp):
+                    yield ("warp",)
+                    continue
+                if isinstance(op, ptx.BarSyncOp):
+                    yield ("bar",)
+                    continue
+                if isinstance(op, ptx.MmaSyncOp):
+                    a, b, c = op.groups()
+                    if op.mods.data != ".m16n8k16.row.col.f32.f16.f16.f32":
+                        raise SimError(f"simulator lacks mma.sync{op.mods.data}")
+                    got = yield ("mma", [regs[v] for v in a], [regs[v] for v in b],
+                                 [regs[v] for v in c])
+                    for o, v in zip(op.outs, got):
+                        regs[o] = v
+                    continue
+                if isinstance(op, ptx.WgmmaMmaAsyncOp):
+                    got = yield ("wgmma", op.mods.data, op.imms.data, regs[op.desc_a],
+                                 regs[op.desc_b], [regs[v] for v in op.acc])
+                    for o, v in zip(op.outs, got):
+                        regs[o] = v
+                    continue
+                if isinstance(op, ptx.WgmmaFenceOp | ptx.WgmmaCommitGroupOp |
+                              ptx.WgmmaWaitGroupOp | ptx.FenceProxyAsyncOp):
+                    continue
+                self._step(op, regs, mem, shared, sreg)
+            else:
+                i = self.blocks.index(block)
+                nxt = self.blocks[i + 1] if i + 1 < len(self.blocks) else None
+            block = nxt
+
+    def _addr(self, space: str, addr: int, n: int, mem, shared):
+        if space == "shared":
+            if addr < 16 or addr + n > len(shared):
+                raise SimError(f"shared access at {addr} ({n} bytes) outside the window")
+            return shared, addr
+        i = (addr >> GLOBAL_SHIFT) - 1
+        off = (addr & ((1 << GLOBAL_SHIFT) - 1)) - (self.shifts[i] if 0 <= i < len(mem) else 0)
+        if not 0 <= i < len(mem) or off < 0 or off + n > len(mem[i]):
+            raise SimError(f"global access at buffer {i} byte {off} ({n} bytes) out of bounds")
+        return mem[i], off
+
+    def _step(self, op, regs, mem, shared, sreg) -> None:
+        if isinstance(op, ptx.CommentOp | ptx.SharedDeclOp):
+            return
+        if isinstance(op, ptx.MovImmOp):
+            regs[op.out] = _literal(ptx.reg_kind(op.out), op.imm.data)
+            return
+        if isinstance(op, ptx.MovSpecialOp):
+            src = op.source.data
+            regs[op.out] = sreg[src] if src in sreg else self.shared[src]
+            return
+        if isinstance(op, ptx.LdParamOp):
+            i = self.params.index(op.param.data)
+            regs[op.out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
+            return
+        if isinstance(op, ptx.PackOp):
+            lo, hi = (regs[v] for v in op.args)
+            regs[op.out] = (lo & 0xFFFF) | (hi & 0xFFFF) << 16
+            return
+        if isinstance(op, ptx.UnpackOp):
+            v = regs[op.arg]
+            regs[op.outs[0]], regs[op.outs[1]] = v & 0xFFFF, v >> 16 & 0xFFFF
+            return
+        if isinstance(op, ptx.LdOp | ptx.StOp):
+            tokens = op.mods.data.strip(".").split(".")
+            space, t = tokens[0], tokens[-1]
+            count = int(tokens[1][1:]) if tokens[1].startswith("v") else 1
+            w = 2 if t in ("f16", "bf16") else _w(t) // 8
+            addr = regs[op.addr] + op.offset.data
+            if count > 1 and addr % (w * count):
+                raise SimError(f"misaligned ld/st{op.mods.data} at {addr}")
+            buf, off = self._addr(space, addr, w * count, mem, shared)
+            if isinstance(op, ptx.LdOp):
+                for i, out in enumerate(op.outs):
+                    raw = int.from_bytes(bytes(buf[off + i * w:off + (i + 1) * w]), "little")
+                    if t[0] == "s":
+                        raw = _sval(raw, 8 * w) & ((1 << WIDTH[ptx.reg_kind(out)]) - 1)
+                    regs[out] = raw
+            else:
+                for i, val in enumerate(op.values):
+                    v = regs[val] & ((1 << (8 * w)) - 1)
+                    buf[off + i * w:off + (i + 1) * w] = np.frombuffer(v.to_bytes(w, "little"),
+                                                                       np.uint8)
+            return
+        if isinstance(op, ptx.PtxInst):
+            self._inst(op, regs)
+            return
+        raise SimError(f"simulator lacks '{op.name}'")
+
+    def _inst(self, op, regs) -> None:
+        code = op.OPCODE
+        tokens = op.mods.data.strip(".").split(".") if op.mods.data else []
+        a = [regs[v] for v in op.args]
+        out = op.outs[0]
+        rw = WIDTH[ptx.reg_kind(out)]
+        t = tokens[-1] if tokens else ""
+        if code == "cvt":
+            regs[out] = _cvt(tokens, a[0])
+        elif code == "cvta":
+            regs[out] = a[0]
+        elif code == "mov":
+            regs[out] = a[0] & ((1 << rw) - 1)
+        elif code == "setp":
+            cmp, st = tokens[0], tokens[1]
+            if st in FLOAT:
+                x, y = (float(_fval(v, st)) for v in a)
+            else:
+                x, y = (_read(v, st) for v in a)
+            regs[out] = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y,
+                         "ne": x != y, "lo": x < y, "ls": x <= y, "hi": x > y,
+                         "hs": x >= y}[cmp]
+        elif code == "selp":
+            regs[out] = a[0] if a[2] else a[1]
+        elif t == "pred":
+            p = [bool(v) for v in a]
+            regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
+                         "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
+        elif t in FLOAT:
+            regs[out] = _float_op(code, t, a)
+        else:
+            regs[out] = _int_op(code, tokens, a, rw)
