@@ -61,7 +61,7 @@ def build(out: str, sizes: list[int]) -> None:
                     f.write(text)
             case = {"name": name, "dtype": dt, "n": n, "kernel": launch["kernels"][0]["name"]}
             if n == 512:
-                _expected(ir, dt, n, os.path.join(out, name))
+                _expected(ir, dt, n, os.path.join(out, name), case["kernel"])
                 case["expected"] = True
             cases.append(case)
             print("built", name, flush=True)
@@ -129,7 +129,7 @@ def _np_dtype(dt: str):
     return np.float16 if dt == "f16" else ml_dtypes.bfloat16
 
 
-def _expected(ir: str, dt: str, n: int, stem: str) -> None:
+def _expected(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     """Small-integer inputs and the interpreter's output (the oracle) for an exactness case."""
     from coopdialect import api
     from coopdialect.interpreter.kernel import run_kernel
@@ -138,7 +138,7 @@ def _expected(ir: str, dt: str, n: int, stem: str) -> None:
     a = rng.integers(-4, 5, (n, n)).astype(_np_dtype(dt))
     bt = rng.integers(-4, 5, (n, n)).astype(_np_dtype(dt))
     d = np.zeros((n, n), _np_dtype(dt))
-    run_kernel(api.parse(ir), "gemm", [a, bt, d], grid=(n // TILE_N, n // TILE_M, 1))
+    run_kernel(api.parse(ir), kernel, [a, bt, d], grid=(n // TILE_N, n // TILE_M, 1))
     np.save(stem + ".a.npy", a)
     np.save(stem + ".bt.npy", bt)
     np.save(stem + ".d.npy", d)
