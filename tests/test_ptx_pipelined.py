@@ -117,3 +117,24 @@ def test_register_budget_checked() -> None:
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "pipeline-coop-loads{stages=2},convert-coop-to-ptx{consumer_registers=256}")
     assert "register budget" in str(e.value)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_subgroup_staged_kernel_lowers_op_by_op(tmp_path: Path, target: str) -> None:
+    """Subgroup-scope staged kernels (and every staged kernel before sm_90a) take the op-by-op
+    path: cp.async copies by every invocation, cp.async.wait_group + bar.sync, mma.sync."""
+    src = (Path(__file__).resolve().parents[1] / "examples" / "gemm_f16_vk.mlir").read_text()
+    m = api.parse(src.replace("8192", "256"))
+    api.run_pipeline(m, "pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
+                        "legalize-coop-sizes{target=sm90a-ptx flexible=false},"
+                        f"convert-coop-to-ptx{{target={target}}}")
+    text = emit_ptx(m)
+    assert f".target {target}" in text
+    assert "cp.async.wait_group 0;" in text and "cp.async.commit_group;" in text
+    assert "mma.sync.aligned.m16n8k16" in text and "cp.async.bulk" not in text
+    assert re.search(r"\.shared \.align 16 \.b8 \w+\[\d+\];", text)
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", str(p), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr
