@@ -6,8 +6,9 @@ python benchmarks/bench_ptx.py build .ptxbench                  # here: compile 
 python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (carry .ptxbench, .whl)
 ```
 
-`build` writes, per case, the IR (`examples/gemm_f16_wg.mlir`'s kernel at that size, from
-`benchmarks/gemm_ir.py`), the PTX and launch description of
+`build` writes, per case, the IR (`examples/gemm_f16_wg.mlir`, `gemm_bf16_wg.mlir` and
+`sparse_gemm_f16_wg.mlir`'s kernels at that size, and their e4m3 / s8 2:4 analogues, from
+`tools/gpu/gen_gemm_wg.py`), the PTX and launch description of
 `coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx' -t ptx`, and for the
 512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
 kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's tensor maps and
@@ -30,7 +31,7 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "gpu"))
 PIPELINE = os.environ.get("COOP_BENCH_PIPELINE", "pipeline-coop-loads{stages=4},convert-coop-to-ptx")
 TILE_M, TILE_N = 128, 256
 
@@ -42,14 +43,14 @@ def _coop_opt(path: str, target: str) -> str:
 
 
 def build(out: str, sizes: list[int]) -> None:
-    from gemm_ir import dense_gemm, sparse_gemm
+    from gen_gemm_wg import gemm_wg_ir, sparse_gemm_wg_ir
 
     os.makedirs(out, exist_ok=True)
     cases = []
     for dt in ("f16", "bf16"):
         for n in [512, *sizes]:
             name = f"dense_{dt}_{n}"
-            ir = dense_gemm(n, n, n, dt)
+            ir = gemm_wg_ir(n, n, n, dt)
             src = os.path.join(out, f"{name}.mlir")
             with open(src, "w") as f:
                 f.write(ir)
@@ -60,7 +61,7 @@ def build(out: str, sizes: list[int]) -> None:
                     f.write(text)
             case = {"name": name, "dtype": dt, "n": n, "kernel": launch["kernels"][0]["name"]}
             if n == 512:
-                _expected(ir, dt, n, os.path.join(out, name))
+                _expected(ir, dt, n, os.path.join(out, name), case["kernel"])
                 case["expected"] = True
             cases.append(case)
             print("built", name, flush=True)
@@ -68,16 +69,17 @@ def build(out: str, sizes: list[int]) -> None:
                          ("si8", [512, sizes[-1]])):
         for n in sizes_dt:
             name = f"sparse24_{_short(dt)}_{n}"
-            ir = sparse_gemm(n, n, n, dt)
+            ir = sparse_gemm_wg_ir(n, n, n, _short(dt))
             src = os.path.join(out, f"{name}.mlir")
             with open(src, "w") as f:
                 f.write(ir)
             for ext, target in (("ptx", "ptx"), ("json", "ptx-launch")):
                 with open(os.path.join(out, f"{name}.{ext}"), "w") as f:
                     f.write(_coop_opt(src, target))
-            case = {"name": name, "dtype": dt, "n": n, "kernel": "gemm", "sparse": True}
+            kernel = json.load(open(os.path.join(out, f"{name}.json")))["kernels"][0]["name"]
+            case = {"name": name, "dtype": dt, "n": n, "kernel": kernel, "sparse": True}
             if n == 512:
-                _expected_sparse(ir, dt, n, os.path.join(out, name))
+                _expected_sparse(ir, dt, n, os.path.join(out, name), kernel)
                 case["expected"] = True
             cases.append(case)
             print("built", name, flush=True)
@@ -94,7 +96,12 @@ def _sparse_np(dt: str):
     return {"f16": np.float16, "f8E4M3FN": ml_dtypes.float8_e4m3fn, "si8": np.int8}[dt]
 
 
-def _expected_sparse(ir: str, dt: str, n: int, stem: str) -> None:
+def _sparse_out(dt: str):
+    """numpy dtype of D: f16 for f16 (converted), f32 for e4m3, s32 for s8."""
+    return {"f16": np.float16, "f8E4M3FN": np.float32, "si8": np.int32}[dt]
+
+
+def _expected_sparse(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     """2:4 inputs (values, metadata bytes, Bt) and the interpreter's D for an exactness case."""
     from coopdialect import api
     from coopdialect.interpreter.kernel import run_kernel
@@ -109,8 +116,8 @@ def _expected_sparse(ir: str, dt: str, n: int, stem: str) -> None:
     dense = np.where(keep.reshape(n, n), dense, 0).astype(_sparse_np(dt))
     vals, meta = compress(None, dense, 4)
     bt = rng.integers(-3, 4, (n, n)).astype(_sparse_np(dt))
-    d = np.zeros((n, n), np.int32 if dt == "si8" else np.float32)
-    run_kernel(api.parse(ir), "gemm", [vals.astype(_sparse_np(dt)), meta.astype(np.uint8), bt, d],
+    d = np.zeros((n, n), _sparse_out(dt))
+    run_kernel(api.parse(ir), kernel, [vals.astype(_sparse_np(dt)), meta.astype(np.uint8), bt, d],
                grid=(n // TILE_N, n // TILE_M, 1))
     for tag, arr in (("a", vals.astype(_sparse_np(dt))), ("e", meta.astype(np.uint8)), ("bt", bt),
                      ("d", d)):
@@ -122,7 +129,7 @@ def _np_dtype(dt: str):
     return np.float16 if dt == "f16" else ml_dtypes.bfloat16
 
 
-def _expected(ir: str, dt: str, n: int, stem: str) -> None:
+def _expected(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     """Small-integer inputs and the interpreter's output (the oracle) for an exactness case."""
     from coopdialect import api
     from coopdialect.interpreter.kernel import run_kernel
@@ -131,7 +138,7 @@ def _expected(ir: str, dt: str, n: int, stem: str) -> None:
     a = rng.integers(-4, 5, (n, n)).astype(_np_dtype(dt))
     bt = rng.integers(-4, 5, (n, n)).astype(_np_dtype(dt))
     d = np.zeros((n, n), _np_dtype(dt))
-    run_kernel(api.parse(ir), "gemm", [a, bt, d], grid=(n // TILE_N, n // TILE_M, 1))
+    run_kernel(api.parse(ir), kernel, [a, bt, d], grid=(n // TILE_N, n // TILE_M, 1))
     np.save(stem + ".a.npy", a)
     np.save(stem + ".bt.npy", bt)
     np.save(stem + ".d.npy", d)
@@ -276,25 +283,26 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
     import torch
     n, dt = case["n"], case["dtype"]
     grid = (n // TILE_N, n // TILE_M, 1)
-    out_dt = torch.int32 if dt == "si8" else torch.float32
+    out_dt = {"f16": torch.float16, "f8E4M3FN": torch.float32, "si8": torch.int32}[dt]
     if case.get("expected"):
         ld = lambda tag: torch.from_numpy(np.load(f"{stem}.{tag}.npy")).cuda()  # noqa: E731
         a, e, bt, want = ld("a"), ld("e"), ld("bt"), ld("d")
         oracle = "interpreter"
     else:
         dense, a, e, bt = _sparse_inputs(n, dt, n)
-        want = (dense.double() @ bt.double().T).to(out_dt)
+        want = (dense.double() @ bt.double().T).to(out_dt)  # exact sums, one rounding (f16)
         oracle = "torch (integer data)"
     d = torch.full((n, n), -7, device="cuda", dtype=out_dt)
     ptrs = [a.data_ptr(), e.data_ptr(), bt.data_ptr(), d.data_ptr()]
     torch.cuda.synchronize()
-    dev.launch(prog, "gemm", ptrs, grid)
-    exact = bool(torch.equal(d.view(torch.int32), want.view(torch.int32)))
+    dev.launch(prog, case["kernel"], ptrs, grid)
+    iview = torch.int16 if out_dt == torch.float16 else torch.int32
+    exact = bool(torch.equal(d.view(iview), want.view(iview)))
     line = f"{case['name']}: exact vs {oracle}: {exact}"
     if n < 4096:
         return line
     flop = 2.0 * n ** 3
-    ours = statistics.median(dev.time(prog, "gemm", ptrs, grid, 30)) * 1e3
+    ours = statistics.median(dev.time(prog, case["kernel"], ptrs, grid, 30)) * 1e3
     short = _short(dt)
     cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py run DIR"
            f"  (coop-opt -p '{PIPELINE}' -t ptx)")

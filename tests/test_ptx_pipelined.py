@@ -21,8 +21,8 @@ from coopdialect import api
 from coopdialect.ptx.launch import describe
 from coopdialect.ptx.printer import emit_ptx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from gemm_ir import dense_gemm, sparse_gemm  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
+from gen_gemm_wg import gemm_wg_ir, sparse_gemm_wg_ir  # noqa: E402
 
 from test_ptx_ptxas import find_ptxas  # noqa: E402
 
@@ -37,7 +37,7 @@ def lower(ir: str, stages: int, extra: str = ""):
                                              ("f16", 2, 64, 128), ("bf16", 4, 192, 128)])
 def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int, bm: int,
                                            bn: int) -> None:
-    m = lower(dense_gemm(2 * bm, 2 * bn, 512, dt, BM=bm, BN=bn), stages)
+    m = lower(gemm_wg_ir(2 * bm, 2 * bn, 512, dt, TM=bm, TN=bn), stages)
     p = tmp_path / "k.ptx"
     p.write_text(emit_ptx(m))
     r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
@@ -51,9 +51,9 @@ def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
     assert not noise, out
 
 
-@pytest.mark.parametrize("dt,stages", [("f16", 4), ("bf16", 3), ("f8E4M3FN", 4), ("si8", 2)])
+@pytest.mark.parametrize("dt,stages", [("f16", 4), ("bf16", 3), ("e4m3", 4), ("s8", 2)])
 def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int) -> None:
-    m = lower(sparse_gemm(256, 512, 512, dt), stages)
+    m = lower(sparse_gemm_wg_ir(256, 512, 512, dt), stages)
     text = emit_ptx(m)
     assert text.count("wgmma.mma_async.sp.sync.aligned") == 2  # K step / instruction K
     # no sparse batch stays in flight: the sp-meta registers are read while wgmma.sp runs
@@ -71,7 +71,7 @@ def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stage
 
 
 def test_too_many_stages_refused() -> None:
-    m = api.parse(dense_gemm(128, 256, 1024, "f16"))
+    m = api.parse(gemm_wg_ir(128, 256, 1024, "f16"))
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "pipeline-coop-loads{stages=5},convert-coop-to-ptx")
     assert "more than the 232448" in str(e.value)
@@ -79,7 +79,7 @@ def test_too_many_stages_refused() -> None:
 
 def test_launch_description_matches_the_kernel() -> None:
     M, N, K = 256, 512, 320
-    m = lower(dense_gemm(M, N, K, "f16"), 4)
+    m = lower(gemm_wg_ir(M, N, K, "f16"), 4)
     (k,) = describe(m)["kernels"]
     assert k["block"] == [384, 1, 1]  # one producer + two consumer warpgroups for 128 rows
     # four slots of A (128x64) and B (256x64) f16, 4 full + 4 empty mbarriers, alignment slack
@@ -100,7 +100,7 @@ def test_launch_description_matches_the_kernel() -> None:
 
 def test_staged_kernel_refused_on_sm80(tmp_path: Path) -> None:
     src = tmp_path / "k.mlir"
-    src.write_text(dense_gemm(128, 256, 128, "f16"))
+    src.write_text(gemm_wg_ir(128, 256, 128, "f16"))
     out = tmp_path / "k.ptx"
     r = subprocess.run([str(Path(sys.executable).parent / "coop-opt"), str(src), "-p",
                         "pipeline-coop-loads{stages=2},convert-coop-to-ptx{target=sm_80}",
@@ -113,7 +113,28 @@ def test_staged_kernel_refused_on_sm80(tmp_path: Path) -> None:
 
 
 def test_register_budget_checked() -> None:
-    m = api.parse(dense_gemm(128, 256, 128, "f16"))
+    m = api.parse(gemm_wg_ir(128, 256, 128, "f16"))
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "pipeline-coop-loads{stages=2},convert-coop-to-ptx{consumer_registers=256}")
     assert "register budget" in str(e.value)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_subgroup_staged_kernel_lowers_op_by_op(tmp_path: Path, target: str) -> None:
+    """Subgroup-scope staged kernels (and every staged kernel before sm_90a) take the op-by-op
+    path: cp.async copies by every invocation, cp.async.wait_group + bar.sync, mma.sync."""
+    src = (Path(__file__).resolve().parents[1] / "examples" / "gemm_f16_vk.mlir").read_text()
+    m = api.parse(src.replace("8192", "256"))
+    api.run_pipeline(m, "pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
+                        "legalize-coop-sizes{target=sm90a-ptx flexible=false},"
+                        f"convert-coop-to-ptx{{target={target}}}")
+    text = emit_ptx(m)
+    assert f".target {target}" in text
+    assert "cp.async.wait_group 0;" in text and "cp.async.commit_group;" in text
+    assert "mma.sync.aligned.m16n8k16" in text and "cp.async.bulk" not in text
+    assert re.search(r"\.shared \.align 16 \.b8 \w+\[\d+\];", text)
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", str(p), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr

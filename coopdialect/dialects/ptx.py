@@ -581,6 +581,43 @@ class CpAsyncBulkTensorOp(PtxOp):
 
 
 @irdl_op_definition
+class CpAsyncOp(PtxOp):
+    """`cp.async.ca.shared.global [dst], [src], size;` (9.7.9.25.3): an asynchronous copy of 4, 8
+    or 16 bytes from global to shared memory by this thread, in its current cp.async group."""
+
+    name = "ptx.cp_async"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (7, 0)
+    dst = operand_def(RegType)
+    src = operand_def(RegType)
+    size = prop_def(IntAttr)
+
+    def __init__(self, dst: SSAValue, src: SSAValue, size: int):
+        super().__init__(operands=[dst, src], properties={"size": IntAttr(size)})
+
+    def verify_(self) -> None:
+        if self.size.data not in (4, 8, 16):
+            raise VerifyException(f"cp.async copies 4, 8 or 16 bytes, not {self.size.data}")
+
+
+CpAsyncCommitGroupOp = op_class(
+    "CpAsyncCommitGroupOp", PtxOp, "ptx.cp_async_commit_group",
+    "`cp.async.commit_group;` — closes this thread's group of cp.async copies (9.7.9.25.4).",
+    __name__, PTX_VERSION=(7, 0))
+
+
+@irdl_op_definition
+class CpAsyncWaitGroupOp(PtxOp):
+    """`cp.async.wait_group N;` (9.7.9.25.5): all but this thread's N newest groups completed."""
+
+    name = "ptx.cp_async_wait_group"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (7, 0)
+    pending = prop_def(IntAttr)
+
+    def __init__(self, pending: int):
+        super().__init__(properties={"pending": IntAttr(pending)})
+
+
+@irdl_op_definition
 class MapaOp(PtxOp):
     """`mapa.shared::cluster.u32 d, a, rank;` (9.7.9.18): the shared::cluster address of the
     variable at CTA-local address `a` in the CTA of the cluster with rank `rank` (.b32)."""
@@ -632,7 +669,8 @@ PTX = Dialect(
      MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
      CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierTryWaitParityOp,
-     FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp],
+     FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp, CpAsyncOp, CpAsyncCommitGroupOp,
+     CpAsyncWaitGroupOp],
     [RegType],
 )
 

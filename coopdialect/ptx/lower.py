@@ -355,10 +355,14 @@ class KernelLowering:
 
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
-            fn = RULES.get(type(op))
-            if fn is None:
-                raise op_error(op, f"has no PTX lowering (convert-coop-to-ptx, target {self.target})")
-            fn(self, op)
+            self.lower_op(op)
+
+    def lower_op(self, op: Operation) -> None:
+        """Lower one op by its rule (a warp role of a staged kernel overrides this)."""
+        fn = RULES.get(type(op))
+        if fn is None:
+            raise op_error(op, f"has no PTX lowering (convert-coop-to-ptx, target {self.target})")
+        fn(self, op)
 
     def run(self) -> ptx.KernelOp:
         fn = self.fn
@@ -574,6 +578,40 @@ def _for(lw: KernelLowering, op: scf.ForOp) -> None:
         lw.vmap[res] = v
 
 
+@rule(scf.IfOp)
+def _if(lw: KernelLowering, op: scf.IfOp) -> None:
+    """`scf.if` -> `@!p bra` around the then-block (and an else-block); results are the join
+    block's arguments, written by each branch (the printer's parallel copies)."""
+    cond = lw.reg(lw.scalar(op.cond))
+    then_b = lw.new_block()
+    has_else = bool(op.false_region.blocks) and len(op.false_region.block.ops) > 1
+    else_b = lw.new_block() if has_else or op.results else None
+    join = Block()
+    lw.emit(ptx.CbraOp(cond, then_b, else_b or join))
+    outs: list[list[object]] = []
+    for blk, region in ((then_b, op.true_region), (else_b, op.false_region)):
+        if blk is None:
+            continue
+        lw.cur = blk
+        yielded: list[object] = []
+        for o in region.block.ops:
+            if isinstance(o, scf.YieldOp):
+                yielded = [lw.vmap[v] for v in o.arguments]
+            else:
+                lw.lower_op(o)
+        outs.append(yielded)
+        regs = [r for v in yielded for r in lw.flatten(v)]
+        if op.results and not join.args:
+            for r in regs:
+                join.insert_arg(r.type, len(join.args))
+        lw.emit(ptx.BraOp(join, regs))
+    lw.blocks.append(join)
+    lw.cur = join
+    if op.results:
+        for res, v in zip(op.results, lw.unflatten(outs[0], list(join.args))):
+            lw.vmap[res] = v
+
+
 @rule(scf.YieldOp)
 def _yield(lw: KernelLowering, op: scf.YieldOp) -> None:
     header, iv, step = lw.loop_stack[-1]
@@ -629,6 +667,7 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     import coopdialect.ptx.wgmma  # noqa: F401
     import coopdialect.ptx.sparse  # noqa: F401  (after coop_rules: wraps coop.load/store)
     import coopdialect.ptx.nv2_workgroup  # noqa: F401  (coopmat2 + tensor addressing)
+    import coopdialect.ptx.staged_generic  # noqa: F401  (the staged form op by op)
     from coopdialect.ptx import pipelined
 
     plan = pipelined.analyze(fn, target, options.cluster_m if options else 1)

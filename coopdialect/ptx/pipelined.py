@@ -127,8 +127,12 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
                                                     AsyncCommitGroupOp | AsyncWaitGroupOp)]
     if not staged:
         return None
-    if target != "sm_90a":
-        raise _refuse(staged[0], f"target {target} is not sm_90a")
+    workgroup_products = [op for op in fn.walk() if isinstance(op, coop.MulAddOp | sm.MmaSpOp)
+                          and op.c.type.scope_value == Scope.Workgroup]
+    if target != "sm_90a" or not workgroup_products:
+        # op by op: cp.async copies and barriers (staged_generic.py); Workgroup-scope products
+        # on targets before sm_90a are refused there by the wgmma rules
+        return None
     loops = [op for op in fn.walk() if isinstance(op, scf.ForOp) and STAGES_ATTR in op.attributes]
     if len(loops) != 1:
         raise _refuse(staged[0], f"needs exactly one scf.for with {STAGES_ATTR}, found {len(loops)}")
@@ -383,7 +387,7 @@ class RoleLowering(KernelLowering):
 
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
-            self.lower_ops_one(op)
+            self.lower_op(op)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -484,26 +488,6 @@ def _alloc(lw: RoleLowering, op: AllocWorkgroupOp) -> None:
     lw.vmap[op.result] = Buf(op.result.type, addr, "shared")
 
 
-def _if(lw: RoleLowering, op: scf.IfOp) -> None:
-    if op.results:
-        raise op_error(op, "scf.if with results has no PTX lowering in a staged kernel")
-    cond = lw.reg(lw.scalar(op.cond))
-    then_b, join = lw.new_block(), Block()
-    else_b = lw.new_block() if op.false_region.blocks and list(op.false_region.block.ops)[:-1] else None
-    lw.emit(ptx.CbraOp(cond, then_b, else_b or join))
-    for blk, region in ((then_b, op.true_region), (else_b, op.false_region)):
-        if blk is None:
-            continue
-        lw.cur = blk
-        for o in region.block.ops:
-            if isinstance(o, scf.YieldOp):
-                continue
-            (lw.lower_ops_one(o))
-        lw.emit(ptx.BraOp(join))
-    lw.blocks.append(join)
-    lw.cur = join
-
-
 def _lower_one(self: RoleLowering, op: Operation) -> None:
     """Lower one op through the role's tables (scf.if bodies are lowered op by op)."""
     table = PRODUCER_RULES if self.role == "producer" else CONSUMER_RULES
@@ -520,7 +504,7 @@ def _lower_one(self: RoleLowering, op: Operation) -> None:
     rule(self, op)
 
 
-RoleLowering.lower_ops_one = _lower_one
+RoleLowering.lower_op = _lower_one
 
 
 def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
@@ -859,13 +843,12 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
 
 PRODUCER_RULES = {
     AllocWorkgroupOp: _alloc, AsyncCopyOp: _p_copy, AsyncCommitGroupOp: _p_nothing,
-    AsyncWaitGroupOp: _p_nothing, scf.IfOp: _if, scf.ForOp: _staged_for,
+    AsyncWaitGroupOp: _p_nothing, scf.ForOp: _staged_for,
 }
 CONSUMER_RULES = {
     AllocWorkgroupOp: _alloc, AsyncCopyOp: _p_nothing, AsyncCommitGroupOp: _p_nothing,
     AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
     coop.MulAddOp: _c_mul_add, sm.MmaSpOp: _c_mma_sp, coop.CompositeConstructOp: _c_construct,
-    scf.IfOp: _if,
     scf.ForOp: _staged_for,
 }
 

@@ -127,6 +127,12 @@ def _inst_text(op: Operation, n: _Names) -> str:
         return (f"cp.async.bulk.tensor.{len(op.coords)}d.shared::cluster.global.tile"
                 f".mbarrier::complete_tx::bytes{mc} [{n[op.dst]}], [{n[op.tmap]}, {{{coords}}}], "
                 f"[{n[op.mbar]}]{mask};")
+    if isinstance(op, ptx.CpAsyncOp):
+        return f"cp.async.ca.shared.global [{n[op.dst]}], [{n[op.src]}], {op.size.data};"
+    if isinstance(op, ptx.CpAsyncCommitGroupOp):
+        return "cp.async.commit_group;"
+    if isinstance(op, ptx.CpAsyncWaitGroupOp):
+        return f"cp.async.wait_group {op.pending.data};"
     if isinstance(op, ptx.MapaOp):
         return f"mapa.shared::cluster.u32 {n[op.out]}, {n[op.addr]}, {n[op.rank]};"
     if isinstance(op, ptx.BarrierClusterOp):
