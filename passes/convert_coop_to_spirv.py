@@ -55,6 +55,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from coopdialect.diagnostics import CoopError
+from coopdialect.dialects.coop_kernel import check_kernel_interface
 from coopdialect.dialects import coop
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
@@ -551,7 +552,7 @@ class ConvertCoopToSpirvPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.flavor not in ("khr", "nv"):
             raise CoopError(None, f"convert-coop-to-spirv: flavor must be khr or nv, got '{self.flavor}'",
-                            where="<pass options>")
+                            where="<command line>")
         funcs = [k for k in op.body.blocks[0].ops if isinstance(k, func.FuncOp)]
         # functions that coop-2 ops reference (CombineFunc, Func) are SPIR-V functions, not kernels
         helper_names = _nv2.referenced_functions(funcs)
@@ -560,8 +561,7 @@ class ConvertCoopToSpirvPass(ModulePass):
             raise CoopError(op, "no func.func kernel to lower")
         contents: list[Operation] = []
         for k in kernels:
-            if k.is_declaration:
-                raise CoopError(k, "a kernel declaration has no body to lower")
+            check_kernel_interface(k)  # the rule convert-coop-to-ptx applies too
             contents += _KernelLowering(k, self.flavor).run()
         for k in funcs:
             if k.sym_name.data in helper_names:

@@ -7,7 +7,9 @@ random data of the memref's shape and element type (small integers, so that floa
 exact; `--seed` picks them). The kernel runs over the grid (workgroup size from
 `coop.workgroup_size`, subgroups of `--subgroup-size`, default 32); then every buffer's shape, dtype
 and a checksum is printed, and `--save DIR` writes each buffer as DIR/<arg>.npy. Errors are one
-line, `file:line:col: error: ...`, and exit status 1.
+line on stderr — `file:line:col: error: ...` for the IR, `<command line>: error: ...` for a bad
+flag, `path: error: ...` for a file that cannot be read or written — and exit status 1; nothing is
+printed on stdout and nothing saved unless the whole run succeeded.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from xdsl.dialects.builtin import MemRefType
 
 from coopdialect import api
 from coopdialect.diagnostics import CoopError, format_error
+from coopdialect.dialects.coop_kernel import check_subgroup_size
 from coopdialect.interpreter.common import numpy_dtype
 
 
@@ -32,6 +35,86 @@ def _random(t: MemRefType, rng: np.random.Generator) -> np.ndarray:
         info = np.iinfo(dtype)
         return rng.integers(max(info.min, -100), min(info.max, 100) + 1, shape).astype(dtype)
     return rng.integers(-4, 5, shape).astype(dtype)
+
+
+class _Usage(Exception):
+    """A bad flag: reported as `<command line>: error: ...`."""
+
+
+def _grid(text: str) -> tuple[int, int, int]:
+    try:
+        grid = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise _Usage(f"--grid must be X,Y,Z (three positive integers), got '{text}'") from None
+    if len(grid) != 3 or min(grid) <= 0:
+        raise _Usage(f"--grid must be X,Y,Z (three positive integers), got '{text}'")
+    return grid  # type: ignore[return-value]
+
+
+def _load(path: str) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except OSError:
+        raise
+    except Exception as e:  # noqa: BLE001 - numpy's many ways of saying "not a .npy file"
+        raise CoopError(None, f"not a .npy array file: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                        where=path) from None
+    if not isinstance(array, np.ndarray):
+        raise CoopError(None, "holds several arrays (.npz); give one .npy file", where=path)
+    return array
+
+
+def _run(args) -> list[tuple[str, np.ndarray]]:
+    grid = _grid(args.grid)
+    module = api.parse_file(args.file)
+    kernels = [op for op in module.body.blocks[0].ops if isinstance(op, func.FuncOp)]
+    if args.kernel:
+        kernels = [k for k in kernels if k.sym_name.data == args.kernel]
+    if len(kernels) != 1:
+        raise CoopError(module, f"name one kernel with --kernel (found {len(kernels)})")
+    kernel = kernels[0]
+    args_ = kernel.body.blocks[0].args if kernel.body.blocks else ()
+    names = [a.name_hint or str(i) for i, a in enumerate(args_)]
+    given = {}
+    for spec in args.input:
+        key, eq, path = spec.partition("=")
+        if not eq or not path:
+            raise _Usage(f"--input must be ARG=FILE.npy, got '{spec}'")
+        if key in names:
+            index = names.index(key)
+        elif key.isdigit() and int(key) < len(names):
+            index = int(key)
+        else:
+            raise _Usage(f"--input {spec}: @{kernel.sym_name.data} has no argument '{key}' "
+                         f"(arguments: {', '.join(names) or 'none'})")
+        given[index] = _load(path)
+    rng = np.random.default_rng(args.seed)
+    buffers = []
+    for i, a in enumerate(args_):
+        if not isinstance(a.type, MemRefType):
+            raise CoopError(kernel, f"argument {i} is not a memref")
+        buffers.append(np.ascontiguousarray(given[i]) if i in given else _random(a.type, rng))
+    api.run_kernel(module, kernel.sym_name.data, buffers, grid, subgroup_size=args.subgroup_size)
+    return list(zip(names, buffers))
+
+
+def _save(directory: str, results: list[tuple[str, np.ndarray]]) -> None:
+    """Write every buffer, or nothing: each file goes to a temporary name first."""
+    os.makedirs(directory, exist_ok=True)
+    done = []
+    try:
+        for name, buf in results:
+            final = os.path.join(directory, f"{name}.npy")
+            tmp = os.path.join(directory, f".{name}.npy.tmp")
+            with open(tmp, "wb") as f:
+                np.save(f, buf)
+            done.append((tmp, final))
+    except OSError:
+        for tmp, _ in done:
+            os.unlink(tmp)
+        raise
+    for tmp, final in done:
+        os.replace(tmp, final)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,40 +128,26 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save", metavar="DIR")
     args = ap.parse_args(argv)
     try:
-        grid = tuple(int(x) for x in args.grid.split(","))
-        if len(grid) != 3:
-            raise ValueError
-    except ValueError:
-        ap.error("--grid must be X,Y,Z")
-    try:
-        module = api.parse_file(args.file)
-        kernels = [op for op in module.body.blocks[0].ops if isinstance(op, func.FuncOp)]
-        if args.kernel:
-            kernels = [k for k in kernels if k.sym_name.data == args.kernel]
-        if len(kernels) != 1:
-            raise CoopError(module, f"name one kernel with --kernel (found {len(kernels)})")
-        kernel = kernels[0]
-        names = [a.name_hint or str(i) for i, a in enumerate(kernel.body.blocks[0].args)]
-        given = {}
-        for spec in args.input:
-            key, _, path = spec.partition("=")
-            given[names.index(key) if key in names else int(key)] = np.load(path)
-        rng = np.random.default_rng(args.seed)
-        buffers = []
-        for i, a in enumerate(kernel.body.blocks[0].args):
-            if not isinstance(a.type, MemRefType):
-                raise CoopError(kernel, f"argument {i} is not a memref")
-            buffers.append(np.ascontiguousarray(given[i]) if i in given else _random(a.type, rng))
-        api.run_kernel(module, kernel.sym_name.data, buffers, grid, subgroup_size=args.subgroup_size)
-    except Exception as e:  # every failure is one line
-        print(format_error(e), file=sys.stderr)
+        if args.seed < 0:
+            raise _Usage(f"--seed must be a non-negative integer, got {args.seed}")
+        if args.save == "":
+            raise _Usage("--save needs a directory name")
+        try:
+            check_subgroup_size(args.subgroup_size)
+        except ValueError as e:
+            raise _Usage(f"--subgroup-size: {e}") from None
+        results = _run(args)
+        if args.save:
+            _save(args.save, results)
+    except _Usage as e:
+        print(f"<command line>: error: {e}", file=sys.stderr)
         sys.exit(1)
-    for name, buf in zip(names, buffers):
+    except Exception as e:  # noqa: BLE001 - every failure is one line
+        print(format_error(e, args.file), file=sys.stderr)
+        sys.exit(1)
+    for name, buf in results:
         checksum = float(np.sum(buf.astype(np.float64)))
         print(f"%{name}: {buf.dtype}{list(buf.shape)} sum={checksum:.17g}")
-        if args.save:
-            os.makedirs(args.save, exist_ok=True)
-            np.save(os.path.join(args.save, f"{name}.npy"), buf)
 
 
 if __name__ == "__main__":
