@@ -94,7 +94,10 @@ def _run(args) -> list[tuple[str, np.ndarray]]:
         if not isinstance(a.type, MemRefType):
             raise CoopError(kernel, f"argument {i} is not a memref")
         buffers.append(np.ascontiguousarray(given[i]) if i in given else _random(a.type, rng))
-    api.run_kernel(module, kernel.sym_name.data, buffers, grid, subgroup_size=args.subgroup_size)
+    try:
+        api.run_kernel(module, kernel.sym_name.data, buffers, grid, subgroup_size=args.subgroup_size)
+    except (TypeError, ValueError) as e:  # the API's argument checks: here they are the flags'
+        raise _Usage(str(e)) from None
     return list(zip(names, buffers))
 
 
