@@ -68,8 +68,9 @@ def check_nesting(text: str, name: str, line_offset: int = 0) -> None:
             depth = max(depth - 1, 0)
 
 
-def decode_source(data: bytes | str, name: str) -> str:
-    """The text of an input file; CoopError at the first byte that is not UTF-8."""
+def decode_source(data: bytes | str, name: str, line_offset: int = 0) -> str:
+    """The text of an input file; CoopError at the first byte that is not UTF-8 (lines shifted
+    by `line_offset` for a `--split-input-file` chunk)."""
     if isinstance(data, str):
         return data
     try:
@@ -78,7 +79,7 @@ def decode_source(data: bytes | str, name: str) -> str:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise CoopError(None, f"the input is not UTF-8 text (byte 0x{data[e.start]:02x})",
-                        where=f"{name}:{line}:{col}") from None
+                        where=f"{name}:{line + line_offset}:{col}") from None
 
 
 class LocatingParser(Parser):
@@ -94,7 +95,7 @@ class LocatingParser(Parser):
     _line_starts: list[int] | None = None
 
     def __init__(self, ctx, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
-        text = decode_source(input, name)
+        text = decode_source(input, name, line_offset)
         self.line_offset = line_offset
         check_nesting(text, name, line_offset)
         super().__init__(ctx, text, name)
@@ -157,9 +158,14 @@ def verify_with_locations(module: ModuleOp) -> None:
     Checks what `module.verify()` checks: every op's verifier, plus the structure that
     `Region.verify`/`Block.verify` check (parent pointers, no empty single-block region unless the
     op has NoTerminator), each op once; and the coop dialect's kernel attributes
-    (`coop_kernel.verify_kernel_attributes`)."""
-    from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, verify_kernel_attributes
+    (`coop_kernel.verify_kernel_attributes`) and MLIR's rules xDSL does not check
+    (`upstream.verify_upstream`)."""
+    from xdsl.dialects.scf import ForOp
 
+    from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, verify_kernel_attributes
+    from coopdialect.dialects.upstream import DominanceChecker, verify_upstream
+
+    dominance = DominanceChecker()
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
@@ -171,6 +177,10 @@ def verify_with_locations(module: ModuleOp) -> None:
             raise CoopError(op, _first_line(str(e)) or type(e).__name__) from None
         if WORKGROUP_SIZE_ATTR in op.attributes:
             verify_kernel_attributes(op)
+        if isinstance(op, ForOp):
+            verify_upstream(op)
+        if op.operands:
+            dominance.check(op)
         for region in op.regions:
             blocks = region.blocks
             for block in blocks:

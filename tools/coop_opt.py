@@ -75,7 +75,7 @@ class CoopOptMain(xDSLOptMain):
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
             name = self.get_input_name()
-            text = decode_source(io.read(), name)
+            text = decode_source(io.read(), name, self._line_offset)
             if not self.args.split_input_file and not _has_content(text):
                 raise CoopError(None, "the input is empty (no operation to read)", where=name)
             parser = LocatingParser(self.ctx, text, name, line_offset=self._line_offset)

@@ -48,8 +48,8 @@ MAX_RSS_MB = 1500
 AS_LIMIT = 3 << 30
 """Address-space limit of a child: a runaway allocation fails there instead of swapping."""
 
-CATEGORIES = ("token", "line", "type_enum", "number", "nesting", "bytes", "huge", "kernel_attr",
-              "target", "cmdline", "api")
+CATEGORIES = ("token", "line", "type_enum", "number", "shape", "nesting", "bytes", "huge",
+              "kernel_attr", "target", "cmdline", "api", "run")
 
 PIPELINES = [
     [],
@@ -169,14 +169,28 @@ def mutate(category: str, text: str, rng: random.Random, corpus: list[str]) -> t
         hits = [m for m in toks if m.group() in words]
         if not hits:
             return text, False
-        return _splice(text, rng.choice(hits), rng.choice(words)), False
+        m, new = rng.choice(hits), rng.choice(words)
+        if rng.random() < 0.5:  # everywhere: the program stays consistent and reaches the passes
+            return re.sub(rf"(?<![\w.]){re.escape(m.group())}(?![\w.])", new, text), False
+        return _splice(text, m, new), False
     if category == "number":
         hits = [m for m in toks if re.fullmatch(r"-?\d+(\.\d+)?", m.group())]
         dims = list(re.finditer(r"(?<=[<x])\d+(?=x)", text))
         pool = hits + dims
         if not pool:
             return text, False
-        return _splice(text, rng.choice(pool), rng.choice(NUMBERS)), False
+        m, new = rng.choice(pool), rng.choice(NUMBERS + ["8", "16", "32", "64", "24", "2"])
+        if rng.random() < 0.5:
+            return re.sub(rf"(?<![\w.-]){re.escape(m.group())}(?![\w.])", new, text), False
+        return _splice(text, m, new), False
+    if category == "shape":
+        shapes = sorted(set(re.findall(r"matrix<(\d+x\d+)x", text)))
+        if not shapes:
+            return text, False
+        old_shape = rng.choice(shapes)
+        new_shape = rng.choice(["8x8", "16x8", "8x16", "32x32", "64x64", "16x32", "32x16", "48x16",
+                                "16x24", "128x128", "64x256", "1x1", "256x256", "1024x1024", "1x4096"])
+        return text.replace(f"matrix<{old_shape}x", f"matrix<{new_shape}x"), False
     if category == "nesting":
         depth = rng.choice([20, 60, 65, 100, 1000, 5000])
         kind = rng.randrange(3)
@@ -396,6 +410,15 @@ def make_cases(n: int, seed: int, categories: tuple[str, ...] = CATEGORIES) -> l
             continue
         # mostly valid seeds: a mutant of an already invalid test input tests little
         name, text = rng.choice(valid if valid and rng.random() < 0.8 else corpus_seeds)
+        if cat == "run":  # the interpreter on mutated kernels (coop-run)
+            runnable = [(n_, t) for n_, t in valid if "coop.workgroup_size" in t] or valid
+            name, text = rng.choice(runnable)
+            data, bad = mutate(rng.choice(["number", "type_enum", "shape", "token"]), text, rng, words)
+            blob = data if isinstance(data, bytes) else data.encode()
+            grid = rng.choice(["1,1,1", "2,1,1", "1,2,1"])
+            cases.append(Case(cat, "coop-run", ["{case}/in.mlir", "--grid", grid], {"in.mlir": blob},
+                              must_fail=bad, note=name))
+            continue
         data, bad = mutate(cat, text, rng, words)
         blob = data if isinstance(data, bytes) else data.encode()
         pipe = rng.choice(PIPELINES)
@@ -417,6 +440,7 @@ class Result:
     violations: list[str]
     seconds: float
     rss_mb: float
+    accepted: bool = False  # exit 0 (its output validated)
 
 
 _LINE = re.compile(r"^(?P<loc>.+?): error: (?P<msg>\S.*)$")
@@ -509,7 +533,7 @@ def run_case(case: Case, workdir: str, timeout: float = 20.0) -> Result:
     elif not v:
         v += _judge(case, argv, d, rc, out, err, out_file)
     shutil.rmtree(d, ignore_errors=True)
-    return Result(case, v, seconds, rss)
+    return Result(case, v, seconds, rss, rc == 0 and case.tool != "api")
 
 
 def _judge(case: Case, argv: list[str], d: str, rc: int, out: str, err: str, out_file: str | None) -> list[str]:
@@ -609,11 +633,12 @@ def report(results: list[Result], show: int = 20) -> str:
     per = Counter(r.case.category for r in results)
     bad = Counter(r.case.category for r in results if r.violations)
     kinds = Counter(v.split(":")[0] for r in results for v in r.violations)
-    lines = [f"{'category':<12} {'cases':>6} {'violations':>10}"]
+    ok = Counter(r.case.category for r in results if r.accepted)
+    lines = [f"{'category':<12} {'cases':>6} {'accepted':>9} {'violations':>10}"]
     for c in CATEGORIES:
         if per[c]:
-            lines.append(f"{c:<12} {per[c]:>6} {bad[c]:>10}")
-    lines.append(f"{'total':<12} {len(results):>6} {sum(bad.values()):>10}")
+            lines.append(f"{c:<12} {per[c]:>6} {ok[c]:>9} {bad[c]:>10}")
+    lines.append(f"{'total':<12} {len(results):>6} {sum(ok.values()):>9} {sum(bad.values()):>10}")
     if results:
         lines.append(f"slowest case {max(r.seconds for r in results):.1f} s, "
                      f"peak memory {max(r.rss_mb for r in results):.0f} MB")

@@ -1,0 +1,81 @@
+"""Rules of MLIR's verifiers for upstream ops that xDSL 0.74's verifiers do not check.
+
+`diagnostics.verify_with_locations` applies `verify_upstream(op)` to every op, so a violation is
+a CoopError on the op at parse time and between passes, as in mlir-opt:
+
+* `scf.for`: "constant step operand must be positive" (MLIR `scf::ForOp::verify`).
+* dominance (MLIR `verifyDominance`): an operand is a block argument of the op's block or of an
+  enclosing block, or the result of an op before it in its block or before an enclosing op
+  ("operand #i does not dominate this use"). Within a region of several blocks (a CFG after
+  lowering) only the order inside one block is checked.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, BlockArgument, Operation, OpResult
+
+from coopdialect.diagnostics import CoopError
+
+
+def verify_upstream(op: Operation) -> None:
+    """CoopError on `op` if it breaks one of the rules above."""
+    if isinstance(op, scf.ForOp):
+        step = op.step.owner
+        if isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr):
+            if step.value.value.data <= 0:
+                raise CoopError(op, f"constant step operand must be positive, got {step.value.value.data}")
+
+
+class DominanceChecker:
+    """`check(op)`: CoopError on `op` if an operand does not dominate it (module docstring).
+
+    Positions of ops in their blocks are numbered once per block, so a module is checked in
+    time linear in its size times its nesting depth."""
+
+    def __init__(self):
+        self._index: dict[Block, dict[Operation, int]] = {}
+
+    def _pos(self, block: Block, op: Operation) -> int:
+        index = self._index.get(block)
+        if index is None:
+            index = self._index[block] = {o: i for i, o in enumerate(block.ops)}
+        return index[op]
+
+    def check(self, op: Operation) -> None:
+        for i, v in enumerate(op.operands):
+            if isinstance(v, OpResult):
+                ok = self._result_dominates(v.op, op)
+            elif isinstance(v, BlockArgument):
+                ok = self._block_encloses(v.block, op)
+            else:
+                ok = True
+            if not ok:
+                raise CoopError(op, f"operand #{i} does not dominate this use")
+
+    def _result_dominates(self, def_op: Operation, use: Operation) -> bool:
+        def_block = def_op.parent_block()
+        if def_block is None:
+            return False
+        node: Operation | None = use
+        while node is not None:
+            block = node.parent_block()
+            if block is def_block:
+                return node is not def_op and self._pos(block, def_op) < self._pos(block, node)
+            if block is not None and block.parent is not None and block.parent is def_block.parent:
+                return True  # another block of one CFG region: not checked here
+            node = node.parent_op()
+        return False
+
+    @staticmethod
+    def _block_encloses(block: Block, use: Operation) -> bool:
+        node: Operation | None = use
+        while node is not None:
+            b = node.parent_block()
+            if b is block:
+                return True
+            if b is not None and b.parent is not None and b.parent is block.parent:
+                return True  # a CFG region's other block
+            node = node.parent_op()
+        return False
