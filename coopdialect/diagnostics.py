@@ -9,6 +9,7 @@ line the driver prints.
 from __future__ import annotations
 
 import re
+import struct
 from bisect import bisect_right
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
@@ -136,8 +137,10 @@ class LocatingParser(Parser):
             raise
         except Exception as e:  # noqa: BLE001 - a verifier of an attribute or type being parsed
             line, col = self._line_col(start)
-            raise CoopError(None, _first_line(str(e)) or type(e).__name__,
-                            where=f"{self.lexer.input.name}:{line}:{col}") from None
+            text = _first_line(str(e)) or type(e).__name__
+            if isinstance(e, struct.error | OverflowError):  # xDSL packs float literals
+                text = f"floating point value too large for its type ({text})"
+            raise CoopError(None, text, where=f"{self.lexer.input.name}:{line}:{col}") from None
         if isinstance(op.location, UnknownLoc):
             line, col = self._line_col(start)
             op.location = FileLineColLoc(self._file, IntAttr(line), IntAttr(col))
@@ -160,10 +163,8 @@ def verify_with_locations(module: ModuleOp) -> None:
     op has NoTerminator), each op once; and the coop dialect's kernel attributes
     (`coop_kernel.verify_kernel_attributes`) and MLIR's rules xDSL does not check
     (`upstream.verify_upstream`)."""
-    from xdsl.dialects.scf import ForOp
-
     from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, verify_kernel_attributes
-    from coopdialect.dialects.upstream import DominanceChecker, verify_upstream
+    from coopdialect.dialects.upstream import UPSTREAM_OPS, DominanceChecker, verify_upstream
 
     dominance = DominanceChecker()
     for op in module.walk():
@@ -177,7 +178,7 @@ def verify_with_locations(module: ModuleOp) -> None:
             raise CoopError(op, _first_line(str(e)) or type(e).__name__) from None
         if WORKGROUP_SIZE_ATTR in op.attributes:
             verify_kernel_attributes(op)
-        if isinstance(op, ForOp):
+        if isinstance(op, UPSTREAM_OPS):
             verify_upstream(op)
         if op.operands:
             dominance.check(op)

@@ -37,7 +37,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -55,8 +59,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from coopdialect.diagnostics import CoopError
-from coopdialect.dialects.coop_kernel import check_kernel_interface
 from coopdialect.dialects import coop
+from coopdialect.dialects.coop_kernel import check_kernel_interface
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
 from coopdialect.spirv.grammar_tables import ENUMS
@@ -529,6 +533,26 @@ def _register_rules() -> None:
     for cls in coop.CONVERSIONS:
         r[cls] = _KernelLowering.lower_conversion
     _nv2.register(r)
+    for cls, fn in list(r.items()):
+        r[cls] = _encodable_first(fn)
+
+
+def _encodable_first(rule: Callable[[_KernelLowering, Operation], None]):
+    """`rule`, after refusing (on the op) a type the SPIR-V writer cannot encode: otherwise the
+    writer would refuse it later, at the spirv.module, far from the line that needs fixing."""
+    def checked(self: _KernelLowering, op: Operation) -> None:
+        for v in (*op.operands, *op.results):
+            t = v.type
+            elem = t.element_type if isinstance(t, coop.MatrixType | MemRefType) else t
+            if isinstance(elem, BFloat16Type):
+                raise CoopError(op, "bf16 needs SPV_KHR_bfloat16, which the SPIR-V grammar in use "
+                                    "does not have")
+            if isinstance(elem, AnyFloat) and not isinstance(elem, Float16Type | Float32Type | Float64Type):
+                raise CoopError(op, f"type {elem} has no SPIR-V lowering (OpTypeFloat is 16, 32 or 64 bits)")
+            if isinstance(elem, IntegerType) and elem.width.data not in (1, 8, 16, 32, 64):
+                raise CoopError(op, f"type {elem} has no SPIR-V lowering (OpTypeInt is 8, 16, 32 or 64 bits)")
+        rule(self, op)
+    return checked
 
 
 from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)

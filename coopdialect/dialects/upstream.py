@@ -4,6 +4,9 @@
 a CoopError on the op at parse time and between passes, as in mlir-opt:
 
 * `scf.for`: "constant step operand must be positive" (MLIR `scf::ForOp::verify`).
+* `arith.constant` of `index`: the value fits 64 bits, [-2^63, 2^64) (MLIR stores an index
+  attribute as a 64-bit APInt: "integer constant out of range"); otherwise the backends would
+  write a literal ptxas rejects ("Constant overflow").
 * dominance (MLIR `verifyDominance`): an operand is a block argument of the op's block or of an
   enclosing block, or the result of an op before it in its block or before an enclosing op
   ("operand #i does not dominate this use"). Within a region of several blocks (a CFG after
@@ -13,14 +16,24 @@ a CoopError on the op at parse time and between passes, as in mlir-opt:
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult
 
 from coopdialect.diagnostics import CoopError
 
 
+UPSTREAM_OPS = (scf.ForOp, arith.ConstantOp)
+"""The ops `verify_upstream` has rules for."""
+
+
 def verify_upstream(op: Operation) -> None:
     """CoopError on `op` if it breaks one of the rules above."""
+    if isinstance(op, arith.ConstantOp):
+        v = op.value
+        if isinstance(v, IntegerAttr) and isinstance(v.type, IndexType) and \
+                not -(1 << 63) <= v.value.data < (1 << 64):
+            raise CoopError(op, f"integer constant out of range for index (64 bits): {v.value.data}")
+        return
     if isinstance(op, scf.ForOp):
         step = op.step.owner
         if isinstance(step, arith.ConstantOp) and isinstance(step.value, IntegerAttr):
