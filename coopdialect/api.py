@@ -57,10 +57,11 @@ def parse(text: str | bytes, name: str = "<string>") -> ModuleOp:
 
 def parse_file(path: str | os.PathLike) -> ModuleOp:
     """Parse and verify the IR file at `path`. Raises OSError (unreadable), CoopError, TypeError."""
-    _check_type("path", path, (str, os.PathLike), "a path (str or os.PathLike)")
+    _check_type("path", path, (str, bytes, os.PathLike), "a path (str, bytes or os.PathLike)")
+    name = os.fsdecode(path)
     with open(path, "rb") as f:
         data = f.read()
-    return parse(decode_source(data, os.fspath(path)), os.fspath(path))
+    return parse(decode_source(data, name), name)
 
 
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
@@ -156,7 +157,7 @@ def run_kernel(
     if int(grid[0]) * int(grid[1]) * int(grid[2]) > MAX_INTERPRETED_WORKGROUPS:
         raise ValueError(f"grid {tuple(int(g) for g in grid)} is more than "
                          f"{MAX_INTERPRETED_WORKGROUPS} workgroups (MAX_INTERPRETED_WORKGROUPS)")
-    check_subgroup_size(subgroup_size)
+    subgroup_size = check_subgroup_size(subgroup_size)
     found = SymbolTable.lookup_symbol(module, kernel)
     if not isinstance(found, func.FuncOp) or found.is_declaration:
         names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]

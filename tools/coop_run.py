@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import MemRefType
 
 from coopdialect import api
 from coopdialect.diagnostics import CoopError, format_error
-from coopdialect.dialects.coop_kernel import check_subgroup_size
+from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, check_subgroup_size
 from coopdialect.interpreter.common import numpy_dtype
 
 
@@ -67,11 +67,15 @@ def _load(path: str) -> np.ndarray:
 def _run(args) -> list[tuple[str, np.ndarray]]:
     grid = _grid(args.grid)
     module = api.parse_file(args.file)
-    kernels = [op for op in module.body.blocks[0].ops if isinstance(op, func.FuncOp)]
+    funcs = [op for op in module.body.blocks[0].ops if isinstance(op, func.FuncOp)]
     if args.kernel:
-        kernels = [k for k in kernels if k.sym_name.data == args.kernel]
+        kernels = [k for k in funcs if k.sym_name.data == args.kernel]
+    else:  # the kernels: functions with a workgroup size (others are helpers, e.g. DecodeFuncs)
+        kernels = [k for k in funcs if WORKGROUP_SIZE_ATTR in k.attributes] or funcs
     if len(kernels) != 1:
-        raise CoopError(module, f"name one kernel with --kernel (found {len(kernels)})")
+        names = ", ".join(f"@{k.sym_name.data}" for k in funcs) or "none"
+        what = f"no func.func @{args.kernel}" if args.kernel else f"{len(kernels)} kernels"
+        raise CoopError(module, f"name one kernel with --kernel ({what}; functions: {names})")
     kernel = kernels[0]
     args_ = kernel.body.blocks[0].args if kernel.body.blocks else ()
     names = [a.name_hint or str(i) for i, a in enumerate(args_)]

@@ -22,6 +22,8 @@ arguments of scalars without a memory space.
 
 from __future__ import annotations
 
+import operator
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Operation
@@ -74,8 +76,12 @@ def workgroup_size(fn: func.FuncOp, attr: Attribute | None = None) -> tuple[int,
 def check_subgroup_size(size: object) -> int:
     """`size` if it is a subgroup size a device can have (a power of two, 1..128); TypeError for
     a non-integer, ValueError otherwise."""
-    if isinstance(size, bool) or not isinstance(size, int):
-        raise TypeError(f"subgroup_size must be an int, got {type(size).__name__}")
+    try:
+        if isinstance(size, bool):
+            raise TypeError
+        size = operator.index(size)  # an int, or an integer-like such as numpy.int64
+    except TypeError:
+        raise TypeError(f"subgroup_size must be an int, got {type(size).__name__}") from None
     if size not in SUBGROUP_SIZES:
         raise ValueError(f"subgroup_size must be a power of two from 1 to 128, got {size}")
     return size
