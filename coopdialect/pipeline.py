@@ -64,9 +64,11 @@ class _Guarded:
 
 
 def _is_diagnostic(e: BaseException) -> bool:
+    """A refusal meant for the user (xDSL's passes refuse with DiagnosticException or
+    ValueError), as opposed to a bug (AttributeError, KeyError, ...)."""
     from xdsl.utils.exceptions import DiagnosticException
 
-    return isinstance(e, DiagnosticException)
+    return isinstance(e, DiagnosticException | ValueError)
 
 
 def parse_pipeline(spec: str, callback: Callable | None = None) -> LocatedPipeline:

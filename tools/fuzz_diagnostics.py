@@ -59,6 +59,10 @@ PIPELINES = [
     ["-p", "fold-tensor-views,legalize-coop-sizes{target=h200-vulkan},convert-coop-to-spirv", "-t", "spirv"],
     ["-p", "convert-coop-to-ptx", "-t", "ptx"],
     ["-p", "legalize-coop-sizes{target=sm90a-ptx},convert-coop-to-ptx", "-t", "ptx"],
+    # xDSL's own passes before ours (coop-opt offers them too)
+    ["-p", "canonicalize,cse,convert-coop-to-ptx", "-t", "ptx"],
+    ["-p", "convert-scf-to-cf,convert-coop-to-spirv", "-t", "spirv"],
+    ["-p", "dce,canonicalize,convert-coop-to-spirv{flavor=nv}", "-t", "spirv-asm"],
 ]
 
 

@@ -16,8 +16,8 @@ Limits (the device limits of the targets coopdialect emits for, which agree):
   32 on NVIDIA GPUs), checked by `check_subgroup_size`.
 
 `check_kernel_interface` is the kernel-interface rule both conversion passes apply before
-lowering (SPIR-V storage buffers / PTX `.param .u64` pointers): a body, no results, and memref
-arguments of scalars without a memory space.
+lowering (SPIR-V storage buffers / PTX `.param .u64` pointers): a body of one block, no results,
+and memref arguments of scalars without a memory space.
 """
 
 from __future__ import annotations
@@ -90,9 +90,13 @@ def check_subgroup_size(size: object) -> int:
 def check_kernel_interface(fn: func.FuncOp) -> tuple[int, int, int]:
     """The rule both conversion passes apply to a kernel before lowering it; returns its
     workgroup size. CoopError on `fn`: a declaration, results, an argument that is not a memref of
-    integers/floats without a memory space, or a missing/malformed `coop.workgroup_size`."""
+    integers/floats without a memory space, a body of several blocks (unstructured control flow),
+    or a missing/malformed `coop.workgroup_size`."""
     if fn.is_declaration:
         raise CoopError(fn, "a kernel declaration has no body to lower")
+    if len(fn.body.blocks) != 1:
+        raise CoopError(fn, f"a kernel body is one block of structured control flow (scf.for, "
+                            f"scf.if), got {len(fn.body.blocks)} blocks")
     if fn.function_type.outputs.data:
         returns = [op for op in fn.walk() if isinstance(op, func.ReturnOp) and op.operands]
         raise CoopError(returns[0] if returns else fn, "kernels return nothing; write results to a memref")
