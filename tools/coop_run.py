@@ -37,6 +37,11 @@ def _random(t: MemRefType, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(-4, 5, shape).astype(dtype)
 
 
+MAX_RANDOM_BYTES = 1 << 25
+"""Largest buffer coop-run fills with random data (32 MiB; drawing it takes about 8 times that
+for a moment); larger ones come with --input."""
+
+
 class _Usage(Exception):
     """A bad flag: reported as `<command line>: error: ...`."""
 
@@ -97,6 +102,13 @@ def _run(args) -> list[tuple[str, np.ndarray]]:
     for i, a in enumerate(args_):
         if not isinstance(a.type, MemRefType):
             raise CoopError(kernel, f"argument {i} is not a memref")
+        if i not in given:
+            elements = int(np.prod([d if d > 0 else 1 for d in a.type.get_shape()], dtype=object))
+            size = elements * numpy_dtype(a.type.element_type).itemsize
+            if size > MAX_RANDOM_BYTES:
+                raise CoopError(kernel, f"argument {i} ({a.type}) is {size} bytes; coop-run makes "
+                                        f"random buffers of at most {MAX_RANDOM_BYTES} bytes "
+                                        "(MAX_RANDOM_BYTES): pass --input")
         buffers.append(np.ascontiguousarray(given[i]) if i in given else _random(a.type, rng))
     try:
         api.run_kernel(module, kernel.sym_name.data, buffers, grid, subgroup_size=args.subgroup_size)

@@ -253,9 +253,10 @@ def target_mutant(rng: random.Random) -> tuple[bytes, bool]:
         return json.dumps(base).encode(), key not in ("flexible_max_dimension", "ptx")
     if kind == 4:
         key = rng.choice(["subgroup_size", "flexible_max_dimension", "api", "layouts", "name"])
-        # (an empty layout list is valid; so is any string as a name)
-        base[key] = rng.choice([-1, 0, 3, 1 << 40, None, {}, True, 1.5] + ([] if key == "name" else ["32"])
-                               + ([] if key == "layouts" else [[]]))
+        # (an empty layout list is valid; so is any string as a name, any size as a maximum)
+        base[key] = rng.choice([-1, 0, 1 << 40, None, {}, True, 1.5] + ([] if key == "name" else ["32"])
+                               + ([] if key == "layouts" else [[]])
+                               + ([] if key == "flexible_max_dimension" else [3]))
         return json.dumps(base).encode(), True
     rows = base.get("cooperative_matrix") or [{}]
     row = rows[0] if rows else {}
@@ -448,6 +449,11 @@ class Result:
 
 
 _LINE = re.compile(r"^(?P<loc>.+?): error: (?P<msg>\S.*)$")
+_PY_ERROR = re.compile(r"\b(TypeError|ValueError|KeyError|IndexError|AttributeError|AssertionError|"
+                       r"ZeroDivisionError|OverflowError|RecursionError|MemoryError|NotImplementedError|"
+                       r"UnboundLocalError|NameError|UnicodeDecodeError)\b|object has no attribute|"
+                       r"codec can't|unsupported operand type|not subscriptable|is not iterable|"
+                       r"takes \d+ positional|unexpected keyword")
 _LOC_IN_MSG = re.compile(r"\.(mlir|json|npy):\d+(:\d+)?:|<unknown>|<internal>")
 
 
@@ -558,7 +564,7 @@ def _judge(case: Case, argv: list[str], d: str, rc: int, out: str, err: str, out
             v.append(f"malformed: {lines[0][:300]!r}")
             return v
         loc, msg = m.group("loc"), m.group("msg")
-        if "internal error" in msg or loc in ("<internal>", "<unknown>"):
+        if "internal error" in msg or loc in ("<internal>", "<unknown>") or _PY_ERROR.search(msg):
             v.append(f"internal: {lines[0][:300]}")
         elif _LOC_IN_MSG.search(msg):
             v.append(f"unlocated: location inside the message: {lines[0][:300]}")
