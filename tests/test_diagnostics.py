@@ -315,3 +315,52 @@ def test_api_lowering_twice_says_nothing_to_lower_and_leaves_module_unchanged():
     with pytest.raises(CoopError):  # convert-coop-to-spirv succeeds, then PTX refuses: no change
         api.run_pipeline(m, "convert-coop-to-spirv,convert-coop-to-ptx")
     assert str(m) == text
+
+
+# ---------------------------------------------------------------------------------------------
+# MLIR verifier rules xDSL 0.74 does not check; refusals moved to the op that needs fixing
+# ---------------------------------------------------------------------------------------------
+
+_KERNEL = ("func.func @k(%A: memref<4xf32>) attributes {{coop.workgroup_size = array<i32: 32, 1, 1>}} {{\n"
+           "{body}  func.return\n}}\n")
+
+
+@pytest.mark.parametrize("body,line,message", [
+    ("  %v = memref.load %A[%i] : memref<4xf32>\n  %i = arith.constant 0 : index\n", 2,
+     "'memref.load' op operand #1 does not dominate this use"),
+    ("  %c0 = arith.constant 0 : index\n  %c4 = arith.constant 4 : index\n"
+     "  scf.for %i = %c0 to %c4 step %c0 {\n  }\n", 4,
+     "'scf.for' op constant step operand must be positive, got 0"),
+    ("  %c = arith.constant 18446744073709551616 : index\n", 2,
+     "'arith.constant' op integer constant out of range for index (64 bits): 18446744073709551616"),
+])
+def test_mlir_verifier_rules(tmp_path, capsys, body, line, message):
+    """MLIR's verifyDominance, scf::ForOp::verify and the 64-bit index attribute; 2^64 would be
+    written as a PTX literal that ptxas rejects ("Constant overflow")."""
+    src = _kernel(tmp_path, _KERNEL.format(body=body))
+    col = len(src.read_text().splitlines()[line - 1]) - len(src.read_text().splitlines()[line - 1].lstrip()) + 1
+    for pipeline in ([], ["-p", "convert-coop-to-ptx", "-t", "ptx"]):
+        rc, out, err = _opt(capsys, str(src), *pipeline)
+        assert rc == 1 and out == "" and _one_line(err) == f"{src}:{line}:{col}: error: {message}"
+
+
+def test_spirv_refuses_bf16_at_the_op(tmp_path, capsys):
+    src = _kernel(tmp_path, _KERNEL.format(body="  %c = arith.constant -0.0 : bf16\n"))
+    rc, _, err = _opt(capsys, str(src), "-p", "convert-coop-to-spirv", "-t", "spirv")
+    assert rc == 1 and _one_line(err) == (f"{src}:2:3: error: 'arith.constant' op bf16 needs "
+                                          "SPV_KHR_bfloat16, which the SPIR-V grammar in use does not have")
+
+
+@pytest.mark.parametrize("backend", [["convert-coop-to-spirv", "spirv"], ["convert-coop-to-ptx", "ptx"]])
+def test_unstructured_kernels_are_refused_by_both_backends(capsys, backend):
+    rc, _, err = _opt(capsys, str(GEMM), "-p", f"convert-scf-to-cf,{backend[0]}", "-t", backend[1])
+    assert rc == 1 and _one_line(err).startswith(f"{GEMM}:13:1: error: 'func.func' op a kernel body is one "
+                                                 "block of structured control flow")
+
+
+def test_coop_run_refuses_huge_random_buffers(tmp_path, capsys):
+    src = _kernel(tmp_path, "func.func @k(%A: memref<65536x65536xf32>) attributes "
+                            "{coop.workgroup_size = array<i32: 32, 1, 1>} {\n  func.return\n}\n")
+    rc, out, err = _run(capsys, str(src), "--grid", "1,1,1")
+    assert rc == 1 and out == "" and _one_line(err).startswith(
+        f"{src}:1:1: error: 'func.func' op argument 0 (memref<65536x65536xf32>) is {65536 * 65536 * 4} bytes")

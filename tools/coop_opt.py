@@ -16,6 +16,7 @@ import gc
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from typing import IO
 
@@ -201,6 +202,7 @@ def _with_offset(e: ParseError, offset: int) -> ParseError:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `coop-opt` console script."""
+    warnings.simplefilter("ignore")  # stderr carries the one diagnostic line and nothing else
     try:
         main_ = CoopOptMain(description="coopdialect modular optimizer", args=argv)
     except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # -p and its options
