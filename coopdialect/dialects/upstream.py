@@ -7,15 +7,15 @@ a CoopError on the op at parse time and between passes, as in mlir-opt:
 * `arith.constant` of `index`: the value fits 64 bits, [-2^63, 2^64) (MLIR stores an index
   attribute as a 64-bit APInt: "integer constant out of range"); otherwise the backends would
   write a literal ptxas rejects ("Constant overflow").
-* dominance (MLIR `verifyDominance`): an operand is a block argument of the op's block or of an
-  enclosing block, or the result of an op before it in its block or before an enclosing op
-  ("operand #i does not dominate this use"). Within a region of several blocks (a CFG after
-  lowering) only the order inside one block is checked.
+* dominance (MLIR `verifyDominance`), inside `func.func` bodies: an operand is a block argument
+  of the op's block or of an enclosing block, or the result of an op before it in its block or
+  before an enclosing op ("operand #i does not dominate this use"). Within a region of several
+  blocks (a CFG) only the order inside one block is checked.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult
 
@@ -49,6 +49,7 @@ class DominanceChecker:
 
     def __init__(self):
         self._index: dict[Block, dict[Operation, int]] = {}
+        self._kernel_block: dict[Block, bool] = {}
 
     def _pos(self, block: Block, op: Operation) -> int:
         index = self._index.get(block)
@@ -56,7 +57,22 @@ class DominanceChecker:
             index = self._index[block] = {o: i for i, o in enumerate(block.ops)}
         return index[op]
 
+    def _in_kernel(self, block: Block | None) -> bool:
+        """Whether `block` is in a func.func: the source IR, where the passes rely on dominance
+        (target dialects lay out module-level values their own way and are checked by their
+        reference validators)."""
+        if block is None:
+            return False
+        hit = self._kernel_block.get(block)
+        if hit is None:
+            parent = block.parent_op()
+            hit = isinstance(parent, func.FuncOp) or (parent is not None and self._in_kernel(parent.parent_block()))
+            self._kernel_block[block] = hit
+        return hit
+
     def check(self, op: Operation) -> None:
+        if not self._in_kernel(op.parent_block()):
+            return
         for i, v in enumerate(op.operands):
             if isinstance(v, OpResult):
                 ok = self._result_dominates(v.op, op)
