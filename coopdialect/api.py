@@ -45,6 +45,7 @@ def parse(text: str | bytes, name: str = "<string>") -> ModuleOp:
     Raises CoopError (syntax, verifier, not UTF-8, nesting deeper than MAX_NESTING), TypeError."""
     _check_type("text", text, (str, bytes), "IR text (str or bytes)")
     _check_type("name", name, str, "a str")
+    name = name or "<string>"  # a location needs a file part
     text = decode_source(text, name)
     try:
         module = LocatingParser(make_context(), text, name).parse_module()
