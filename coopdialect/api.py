@@ -7,64 +7,119 @@
     api.run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # numpy, in place
     api.run_kernel(module, "gemm_f16", [A, B, C], (2, 2, 1), device="cuda", check=True)
 
-Every function raises `coopdialect.diagnostics.CoopError` (or xDSL's ParseError) for bad input; its
-`str()` is the one-line `file:line:col: error: ...` diagnostic. `parse_*` verify the module.
+Errors (docs/diagnostics.md), the same for every function:
+
+* `coopdialect.diagnostics.CoopError` for bad IR or content (syntax, verifier, a pass or emitter
+  refusing, a run-time error of the interpreter, a pipeline with nothing to lower). `str(e)` is
+  one line, `file:line:col: error: message`; `e.op` is the op (or None), `e.message` the text.
+* `TypeError` (clear message) for an argument of the wrong Python type, `ValueError` for an
+  argument value out of range (a grid of zero, a subgroup size of 3, an unknown flavor),
+  `OSError` for a path that cannot be read.
+
+A function that lowers works on a copy and replaces the module's body only when every pass
+succeeded: on an error the module is unchanged.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import ParseError
 
 from coopdialect.context import make_context
-from coopdialect.diagnostics import LocatingParser, verify_with_locations
+from coopdialect.diagnostics import CoopError, LocatingParser, decode_source, format_error, verify_with_locations
 
 
-def parse(text: str, name: str = "<string>") -> ModuleOp:
-    """Parse and verify IR text; ops get `name:line:col` locations for diagnostics."""
-    module = LocatingParser(make_context(), text, name).parse_module()
+def _check_type(name: str, value: object, kinds: type | tuple[type, ...], spelled: str) -> None:
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        raise TypeError(f"{name} must be {spelled}, got {type(value).__name__}")
+
+
+def parse(text: str | bytes, name: str = "<string>") -> ModuleOp:
+    """Parse and verify IR text (str, or UTF-8 bytes); ops get `name:line:col` locations.
+
+    Raises CoopError (syntax, verifier, not UTF-8, nesting deeper than MAX_NESTING), TypeError."""
+    _check_type("text", text, (str, bytes), "IR text (str or bytes)")
+    _check_type("name", name, str, "a str")
+    name = name or "<string>"  # a location needs a file part
+    text = decode_source(text, name)
+    try:
+        module = LocatingParser(make_context(), text, name).parse_module()
+    except ParseError as e:  # xDSL's own str() is several lines with a caret; ours is one
+        raise CoopError(None, format_error(e).split(": error: ", 1)[1],
+                        where=format_error(e).split(": error: ", 1)[0]) from None
     verify_with_locations(module)
     return module
 
 
-def parse_file(path: str) -> ModuleOp:
-    """Parse and verify the IR file at `path`."""
-    with open(path) as f:
-        return parse(f.read(), path)
+def parse_file(path: str | os.PathLike) -> ModuleOp:
+    """Parse and verify the IR file at `path`. Raises OSError (unreadable), CoopError, TypeError."""
+    _check_type("path", path, (str, bytes, os.PathLike), "a path (str, bytes or os.PathLike)")
+    name = os.fsdecode(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    return parse(decode_source(data, name), name)
 
 
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
-    """Apply a coop-opt pass pipeline (`'pass{k=v},pass'`) in place; verifies after each pass."""
-    from xdsl.passes import PassPipeline
+    """Apply a coop-opt pass pipeline (`'pass{k=v},pass'`) to `module`, verifying before and after
+    each pass; returns `module`. On any error the module is left as it was.
 
-    from coopdialect.passes import get_all_passes
+    Raises CoopError (a bad pipeline is located at `<command line>`), TypeError."""
+    from coopdialect.pipeline import parse_pipeline
 
-    ctx = make_context()
-    passes = PassPipeline.parse_spec(
-        get_all_passes(), pipeline, lambda _p, m, _n: verify_with_locations(m)
-    )
-    passes.apply(ctx, module)
+    _check_type("module", module, ModuleOp, "a builtin.module (ModuleOp)")
+    passes = parse_pipeline(pipeline, lambda _p, m, _n: verify_with_locations(m))
+    work = module.clone()
+    passes.apply(make_context(), work)
+    # only a complete result replaces the module's contents
+    module.attributes.clear()
+    module.attributes.update(work.attributes)
+    old = module.body.detach_block(0)
+    module.body.add_block(work.body.detach_block(0))
+    old.erase(safe_erase=False)
     return module
 
 
 def compile_to_spirv(module: ModuleOp, flavor: str = "khr") -> bytes:
-    """Lower a coop kernel module (in place) and return the SPIR-V binary (bytes, little-endian words)."""
+    """Lower a coop kernel module (in place) and return the SPIR-V binary (bytes, little-endian
+    words). `flavor`: "khr" (SPV_KHR_cooperative_matrix) or "nv" (SPV_NV_cooperative_matrix).
+
+    Raises CoopError (including a module already lowered: nothing to lower), TypeError,
+    ValueError (flavor)."""
     from coopdialect.spirv.target import emit_spirv
     from coopdialect.spirv.writer import verified_by_caller
 
+    _check_type("flavor", flavor, str, "a str")
+    if flavor not in ("khr", "nv"):
+        raise ValueError(f"flavor must be 'khr' or 'nv', got {flavor!r}")
     run_pipeline(module, f"convert-coop-to-spirv{{flavor={flavor}}}")
     with verified_by_caller():  # run_pipeline verified the result, with locations
         return emit_spirv(module)
 
 
 def compile_to_ptx(module: ModuleOp, target: str = "sm_90a") -> str:
-    """Lower a coop kernel module (in place) and return PTX text."""
+    """Lower a coop kernel module (in place) and return PTX text. `target`: sm_80 ... sm_90a.
+
+    Raises CoopError (including a module already lowered: nothing to lower), TypeError,
+    ValueError (target)."""
+    from coopdialect.passes.convert_coop_to_ptx import TARGETS
     from coopdialect.ptx.printer import emit_ptx
 
+    _check_type("target", target, str, "a str")
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     run_pipeline(module, f"convert-coop-to-ptx{{target={target}}}")
     return emit_ptx(module)
+
+
+MAX_INTERPRETED_WORKGROUPS = 1 << 16
+"""Most workgroups `run_kernel` interprets in one call (the interpreter runs them one by one)."""
 
 
 def run_kernel(
@@ -80,18 +135,52 @@ def run_kernel(
     bench: int = 0,
     flops: float | None = None,
 ):
-    """Run `kernel` over `grid` workgroups; `buffers` (one per memref argument) are updated in place.
+    """Run `kernel` over `grid` workgroups; `buffers` (one per kernel argument, numpy arrays of
+    the memref's shape and dtype) are updated in place.
 
-    `device`: "interp" (the interpreter, default), "cuda" or "vulkan" (coopdialect.runtime:
-    compile with `pipeline` + the device's conversion, upload, launch, download). `check`
-    compares every buffer with the interpreter's on the same inputs, `bench` times that many
-    launches. Returns None for a plain interpreter run, else a `coopdialect.runtime.RunReport`
-    (`.verdicts`, `.times`, `.lines()`). Raises DeviceError (one line) when the device is
-    missing or lacks a feature.
-    """
+    `grid`: three positive ints (x, y, z), at most MAX_INTERPRETED_WORKGROUPS workgroups in all
+    for the interpreter; `subgroup_size`: a power of two from 1 to 128. `device`: "interp" (the
+    interpreter, default), "cuda" or "vulkan" (coopdialect.runtime: compile with `pipeline` + the
+    device's conversion, upload, launch, download). `check` compares every buffer with the
+    interpreter's on the same inputs, `bench` times that many launches. Returns None for a plain
+    interpreter run, else a `coopdialect.runtime.RunReport` (`.verdicts`, `.times`, `.lines()`).
+    Raises CoopError (no such kernel, buffers of the wrong count/dtype/shape, any run-time error,
+    located at the op), DeviceError (a CoopError: the device is missing or lacks a feature),
+    TypeError, ValueError."""
+    from coopdialect.dialects.coop_kernel import check_subgroup_size
+    from coopdialect.interpreter.kernel import run_kernel as _run
+
+    _check_type("module", module, ModuleOp, "a builtin.module (ModuleOp)")
+    _check_type("kernel", kernel, str, "the kernel's name (str)")
+    if isinstance(buffers, np.ndarray | str | bytes) or not isinstance(buffers, Sequence):
+        raise TypeError(f"buffers must be a list of numpy arrays (one per kernel argument), got "
+                        f"{type(buffers).__name__}")
+    for i, b in enumerate(buffers):
+        if not isinstance(b, np.ndarray | int | float | np.generic) or isinstance(b, bool):
+            raise TypeError(f"buffers[{i}] must be a numpy array (or a number for a scalar "
+                            f"argument), got {type(b).__name__}")
+    if not isinstance(grid, Sequence) or isinstance(grid, str | bytes):
+        raise TypeError(f"grid must be a tuple of three ints (x, y, z), got {type(grid).__name__}")
+    if len(grid) != 3:
+        raise ValueError(f"grid must have three entries (x, y, z), got {len(grid)}")
+    for g in grid:
+        if isinstance(g, bool) or not isinstance(g, int | np.integer):
+            raise TypeError(f"grid must be three ints, got {type(g).__name__} {g!r}")
+    if any(int(g) <= 0 for g in grid):
+        raise ValueError(f"grid must be three positive counts, got {tuple(int(g) for g in grid)}")
+    if device not in ("interp", "cuda", "vulkan"):
+        raise ValueError(f"device must be interp, cuda or vulkan, got {device!r}")
+    if device == "interp" and int(grid[0]) * int(grid[1]) * int(grid[2]) > MAX_INTERPRETED_WORKGROUPS:
+        raise ValueError(f"grid {tuple(int(g) for g in grid)} is more than "
+                         f"{MAX_INTERPRETED_WORKGROUPS} workgroups (MAX_INTERPRETED_WORKGROUPS)")
+    subgroup_size = check_subgroup_size(subgroup_size)
+    found = SymbolTable.lookup_symbol(module, kernel)
+    if not isinstance(found, func.FuncOp) or found.is_declaration:
+        names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
+        raise CoopError(module, f"no func.func @{kernel} with a body in the module (kernels: "
+                                f"{', '.join('@' + n for n in names) or 'none'})")
+    grid = tuple(int(g) for g in grid)
     if device == "interp" and not (pipeline or check or bench):
-        from coopdialect.interpreter.kernel import run_kernel as _run
-
         _run(module, kernel, buffers, grid, subgroup_size=subgroup_size)
         return None
     from coopdialect.runtime import run_kernel as _run_on

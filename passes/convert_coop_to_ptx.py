@@ -1,11 +1,20 @@
 """`convert-coop-to-ptx{target=sm_90a}`: lower kernel functions to the `ptx` dialect.
 
-Every `func.func` with a body becomes a `ptx.kernel` (declarations are dropped; functions that
-cooperative-matrix-2 ops call are inlined into their callers, not kernels); the module gets
-a `ptx.target` attribute that the printer writes as `.target`. The rules are in
-`coopdialect.ptx.lower` (kernel convention, arith, scf, gpu ids), `coopdialect.ptx.coop_rules`
-(subgroup fragments, mma.sync) and `coopdialect.ptx.wgmma` (warpgroup matrices). A shape or type
-the target cannot do is a one-line DiagnosticException naming the op and its location.
+Every `func.func` with a body becomes a `ptx.kernel` (functions that cooperative-matrix-2 ops
+call are inlined into their callers, not kernels); the module gets a `ptx.target` attribute
+that the printer writes as `.target`. The rules are in `coopdialect.ptx.lower` (kernel
+convention, arith, scf, gpu ids), `coopdialect.ptx.coop_rules` (subgroup fragments, mma.sync),
+`coopdialect.ptx.wgmma` (warpgroup matrices), `coopdialect.ptx.pipelined` (the staged form as a
+warp-specialized wgmma pipeline) and `coopdialect.ptx.staged_generic` (the staged form op by op).
+
+Checked up front, each a one-line CoopError on the op: the kernel interface shared with
+convert-coop-to-spirv (`coop_kernel.check_kernel_interface`: memref arguments, a valid
+`coop.workgroup_size`), a module with nothing to lower (no kernel, or already lowered), and the
+size of every matrix: a fragment of more than `MAX_FRAGMENT_ELEMENTS` elements per invocation
+(R·C / 32 at Subgroup scope, R·C / workgroup invocations at Workgroup scope) is refused — it
+would unroll into that many registers and loads per invocation (sm_90 has 255 registers per
+thread), so the lowering stays linear in the input. A shape or type the target cannot do is
+refused by the rules, naming the op and its location.
 """
 
 from __future__ import annotations
@@ -16,9 +25,35 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException
+
+from coopdialect.diagnostics import CoopError
 
 TARGETS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
+MAX_FRAGMENT_ELEMENTS = 512
+"""Most matrix elements one invocation may hold (a 64×256 f32 wgmma accumulator over a
+warpgroup holds 128; a 64×64 Subgroup matrix 128)."""
+
+
+def check_fragment_sizes(fn: func.FuncOp, workgroup_size: tuple[int, int, int]) -> None:
+    """CoopError on the first op of `fn` whose matrix operand or result would hold more than
+    MAX_FRAGMENT_ELEMENTS elements per invocation."""
+    from coopdialect.dialects import coop
+
+    x, y, z = workgroup_size
+    seen: set = set()
+    for op in fn.walk():
+        for v in (*op.results, *op.operands):
+            t = v.type
+            if t in seen or not isinstance(t, coop.MatrixType):
+                continue
+            seen.add(t)
+            per = 32 if t.scope_value.value == "Subgroup" else x * y * z
+            elements = -(-t.rows * t.columns // per)
+            if elements > MAX_FRAGMENT_ELEMENTS:
+                raise CoopError(op, f"a {t.rows}x{t.columns} {t.scope_value.value} matrix is "
+                                    f"{elements} elements per invocation, over the PTX lowering's "
+                                    f"limit of {MAX_FRAGMENT_ELEMENTS} (MAX_FRAGMENT_ELEMENTS); "
+                                    "split it with legalize-coop-sizes first")
 
 
 @dataclass(frozen=True)
@@ -39,24 +74,35 @@ class ConvertCoopToPtxPass(ModulePass):
     cluster_m: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from coopdialect.dialects.coop_kernel import check_kernel_interface
         from coopdialect.ptx.lower import lower_function
         from coopdialect.ptx.nv2_rules import inlined_functions
         from coopdialect.ptx.pipelined import Options
 
         if self.target not in TARGETS:
-            raise DiagnosticException(
-                f"convert-coop-to-ptx: unknown target '{self.target}' (one of {', '.join(TARGETS)})")
+            raise CoopError(None, f"convert-coop-to-ptx: unknown target '{self.target}' (one of "
+                                  f"{', '.join(TARGETS)})", where="<command line>")
         if self.raster_group < 1:
-            raise DiagnosticException(
-                f"convert-coop-to-ptx: raster-group must be >= 1, got {self.raster_group}")
+            raise CoopError(None, f"convert-coop-to-ptx: raster-group must be >= 1, got "
+                                  f"{self.raster_group}", where="<command line>")
         options = Options(self.producer_registers, self.consumer_registers, self.raster_group,
                           self.cluster_m)
-        kernels = []
+        if "ptx.target" in op.attributes:
+            raise CoopError(op, "is already lowered to PTX: convert-coop-to-ptx found nothing to lower")
         callees = inlined_functions(op)  # DecodeFunc/CombineFunc/Func: inlined, not kernels
-        for fn in list(op.ops):
-            if isinstance(fn, func.FuncOp) and not fn.is_declaration and \
-                    fn.sym_name.data not in callees:
-                kernels.append(lower_function(fn, self.target, options))
+        funcs = [fn for fn in op.ops if isinstance(fn, func.FuncOp)]
+        others = [o for o in op.ops if not isinstance(o, func.FuncOp)]
+        if others:
+            raise CoopError(others[0], "convert-coop-to-ptx lowers func.func kernels only; this op "
+                                       "cannot appear at module level")
+        kernels_src = [fn for fn in funcs if not fn.is_declaration and fn.sym_name.data not in callees]
+        if not kernels_src:
+            raise CoopError(op, "no func.func kernel to lower (convert-coop-to-ptx found nothing "
+                                "to lower)")
+        for fn in kernels_src:
+            size = check_kernel_interface(fn)
+            check_fragment_sizes(fn, size)
+        kernels = [lower_function(fn, self.target, options) for fn in kernels_src]
         for old in list(op.ops):
             old.detach()
             old.erase()

@@ -37,7 +37,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -56,6 +60,7 @@ from xdsl.passes import ModulePass
 
 from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop
+from coopdialect.dialects.coop_kernel import check_kernel_interface
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
 from coopdialect.spirv.grammar_tables import ENUMS
@@ -550,6 +555,26 @@ def _register_rules() -> None:
         r[cls] = _KernelLowering.lower_conversion
     _nv2.register(r)
     _async.register(r)
+    for cls, fn in list(r.items()):
+        r[cls] = _encodable_first(fn)
+
+
+def _encodable_first(rule: Callable[[_KernelLowering, Operation], None]):
+    """`rule`, after refusing (on the op) a type the SPIR-V writer cannot encode: otherwise the
+    writer would refuse it later, at the spirv.module, far from the line that needs fixing."""
+    def checked(self: _KernelLowering, op: Operation) -> None:
+        for v in (*op.operands, *op.results):
+            t = v.type
+            elem = t.element_type if isinstance(t, coop.MatrixType | MemRefType) else t
+            if isinstance(elem, BFloat16Type):
+                raise CoopError(op, "bf16 needs SPV_KHR_bfloat16, which the SPIR-V grammar in use "
+                                    "does not have")
+            if isinstance(elem, AnyFloat) and not isinstance(elem, Float16Type | Float32Type | Float64Type):
+                raise CoopError(op, f"type {elem} has no SPIR-V lowering (OpTypeFloat is 16, 32 or 64 bits)")
+            if isinstance(elem, IntegerType) and elem.width.data not in (1, 8, 16, 32, 64):
+                raise CoopError(op, f"type {elem} has no SPIR-V lowering (OpTypeInt is 8, 16, 32 or 64 bits)")
+        rule(self, op)
+    return checked
 
 
 from coopdialect.passes import convert_coop_async_to_spirv as _async  # noqa: E402
@@ -578,10 +603,10 @@ class ConvertCoopToSpirvPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.workgroup_copies not in ("registers", "direct"):
             raise CoopError(None, "convert-coop-to-spirv: workgroup_copies must be registers or "
-                            f"direct, got '{self.workgroup_copies}'", where="<pass options>")
+                            f"direct, got '{self.workgroup_copies}'", where="<command line>")
         if self.flavor not in ("khr", "nv"):
             raise CoopError(None, f"convert-coop-to-spirv: flavor must be khr or nv, got '{self.flavor}'",
-                            where="<pass options>")
+                            where="<command line>")
         funcs = [k for k in op.body.blocks[0].ops if isinstance(k, func.FuncOp)]
         # functions that coop-2 ops reference (CombineFunc, Func) are SPIR-V functions, not kernels
         helper_names = _nv2.referenced_functions(funcs)
@@ -592,6 +617,7 @@ class ConvertCoopToSpirvPass(ModulePass):
         for k in kernels:
             if k.is_declaration:
                 raise CoopError(k, "a kernel declaration has no body to lower")
+            check_kernel_interface(k)  # the rule convert-coop-to-ptx applies too
             contents += _KernelLowering(k, self.flavor, workgroup_pad=self.workgroup_pad,
                                         workgroup_copies=self.workgroup_copies).run()
         for k in funcs:

@@ -71,7 +71,7 @@ def _choose_grid(kernel: func.FuncOp, subgroups: int, mats: list[coop.MatrixType
             m, n = (int(x) for x in spec.lower().split("x"))
         except ValueError:
             raise CoopError(None, f"distribute-coop-workgroup: grid must be MxN or auto, got "
-                                  f"'{spec}'", where="<pass options>") from None
+                                  f"'{spec}'", where="<command line>") from None
         if m * n != subgroups or not fits(m, n):
             raise CoopError(kernel, f"grid {m}x{n} does not split the workgroup's {subgroups} "
                                     f"subgroups over the tiles (rows {sorted(bm)}, columns "

@@ -614,12 +614,47 @@ class _Splitter:
             op.erase(safe_erase=False)
 
 
+MAX_TILES_PER_OP = 4096
+"""Most ops one op may be split into (a 256×256×256 multiply-add in 16×16×16 tiles is 4096)."""
+MAX_TILES_PER_KERNEL = 65536
+"""Most ops the split of one kernel may create in all."""
+
+
+def check_expansion(kernel: func.FuncOp, plan: _Plan) -> None:
+    """Refuse, before rewriting anything, a plan whose unrolling would exceed MAX_TILES_PER_OP
+    for one op or MAX_TILES_PER_KERNEL in all: CoopError on the op, naming the limit. Keeps the
+    pass linear in its input (a 4096×4096 matrix would otherwise become 65536 tile ops)."""
+    total = 0
+    for op in kernel.walk():
+        count, what = 1, ""
+        if isinstance(op, coop.MulAddOp) and op.a in plan.classes.parent and op.b in plan.classes.parent:
+            (m, k), n = op.a.type.get_shape(), op.b.type.columns
+            (tm, tk), tn = plan.tile_of(op.a), plan.tile_of(op.b)[1]
+            count = -(-m // tm) * -(-n // tn) * -(-k // tk)
+            what = f"a {m}x{n}x{k} multiply-add into {tm}x{tn}x{tk} tiles"
+        else:
+            for v in (*op.operands, *op.results):
+                if _is_matrix(v) and v in plan.classes.parent:
+                    (r, c), (tr, tc) = v.type.get_shape(), plan.tile_of(v)
+                    n_tiles = -(-r // tr) * -(-c // tc)
+                    if n_tiles > count:
+                        count, what = n_tiles, f"a {r}x{c} matrix into {tr}x{tc} tiles"
+        total += count
+        if count > MAX_TILES_PER_OP:
+            raise CoopError(op, f"splitting {what} makes {count} ops, over legalize-coop-sizes' "
+                                f"limit of {MAX_TILES_PER_OP} per op (MAX_TILES_PER_OP)")
+        if total > MAX_TILES_PER_KERNEL:
+            raise CoopError(op, f"splitting the kernel into native tiles makes more than "
+                                f"{MAX_TILES_PER_KERNEL} ops (MAX_TILES_PER_KERNEL) by this op")
+
+
 def legalize_kernel(kernel: func.FuncOp, target: Target, flexible: bool = True) -> None:
     """Rewrite one kernel in place (module docstring); CoopError when it cannot."""
     from coopdialect.passes.legalize_padding import pad_kernel
 
     pad_kernel(kernel, target, flexible)  # non-multiples -> next native multiple (tensor loads)
     plan = plan_kernel(kernel, target, flexible)
+    check_expansion(kernel, plan)
     splitter = _Splitter(plan)
     splitter.run_block(kernel.body.blocks[0])
     splitter.finish()
@@ -657,9 +692,11 @@ class LegalizeCoopSizesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
-            target = get_target(self.target)
+            target = get_target(str(self.target))
         except TargetError as e:
-            raise CoopError(None, f"legalize-coop-sizes: {e}", where="<pass options>") from None
+            # a bad file is located at the file (and JSON key); an unknown name at the flag
+            raise CoopError(None, f"legalize-coop-sizes: {e.detail}",
+                            where=e.file or "<command line>") from None
         for kernel in list(op.walk()):
             if isinstance(kernel, func.FuncOp) and not kernel.is_declaration:
                 legalize_kernel(kernel, target, self.flexible)

@@ -386,7 +386,7 @@ class PipelineCoopLoadsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 2:
             raise CoopError(None, f"pipeline-coop-loads: stages must be >= 2, got {self.stages}",
-                            where="<pass options>")
+                            where="<command line>")
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
         pattern = StageLoopLoads(self.stages)
         for loop in reversed(loops):  # reversed pre-order: inner loops first

@@ -17,6 +17,7 @@ import gc
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from typing import IO
 
@@ -26,8 +27,15 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from coopdialect.context import dialect_factories
-from coopdialect.diagnostics import CoopError, LocatingParser, format_error, verify_with_locations
+from coopdialect.diagnostics import (
+    CoopError,
+    LocatingParser,
+    decode_source,
+    format_error,
+    verify_with_locations,
+)
 from coopdialect.passes import get_all_passes
+from coopdialect.pipeline import LocatedPipeline, spec_error_message
 
 
 def _targets() -> dict[str, Callable[[], type]]:
@@ -72,10 +80,11 @@ class CoopOptMain(xDSLOptMain):
 
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
-            data = io.read()
-            text = data.decode() if isinstance(data, bytes) else data
-            parser = LocatingParser(self.ctx, text, self.get_input_name())
-            parser.line_offset = self._line_offset
+            name = self.get_input_name()
+            text = decode_source(io.read(), name, self._line_offset)
+            if not self.args.split_input_file and not _has_content(text):
+                raise CoopError(None, "the input is empty (no operation to read)", where=name)
+            parser = LocatingParser(self.ctx, text, name, line_offset=self._line_offset)
             return parser.parse_module(not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
@@ -98,7 +107,8 @@ class CoopOptMain(xDSLOptMain):
             if previous is not None and next_pass is not None and self.args.print_between_passes:
                 print(f"IR after {previous.name}:\n{module}\n")
 
-        self.pipeline = type(self.pipeline)(self.pipeline.passes, callback)
+        # LocatedPipeline: whatever a pass raises reaches the user as one CoopError line
+        self.pipeline = LocatedPipeline(self.pipeline.passes, callback)
 
     def emit(self, prog: ModuleOp) -> str | bytes:
         """The output of the selected target for one module: text, or bytes for binary targets."""
@@ -182,6 +192,11 @@ class CoopOptMain(xDSLOptMain):
             raise CoopError(None, f"cannot write output file: {e.strerror}", where=path) from None
 
 
+def _has_content(text: str) -> bool:
+    """Whether `text` has anything but whitespace and `//` comments."""
+    return any(line.strip() and not line.strip().startswith("//") for line in text.splitlines())
+
+
 def _with_offset(e: ParseError, offset: int) -> ParseError:
     import dataclasses
 
@@ -192,22 +207,27 @@ def _with_offset(e: ParseError, offset: int) -> ParseError:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `coop-opt` console script."""
+    warnings.simplefilter("ignore")  # stderr carries the one diagnostic line and nothing else
     try:
         main_ = CoopOptMain(description="coopdialect modular optimizer", args=argv)
-    except (ValueError, KeyError, ArgSpecParseError) as e:  # the -p pipeline or its options
-        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip().strip("^")]
-        message = ": ".join(dict.fromkeys([lines[0].rstrip(":"), lines[-1]])) if lines else type(e).__name__
-        print(f"<command line>: error: {message}", file=sys.stderr)
+    except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # -p and its options
+        print(f"<command line>: error: {spec_error_message(e)}", file=sys.stderr)
+        sys.exit(1)
+    if main_.args.output_file == "":
+        print("<command line>: error: -o needs a file name", file=sys.stderr)
         sys.exit(1)
     try:
         main_.run()
-    except (ParseError, DiagnosticException, OSError, ValueError, KeyError, ArgSpecParseError) as e:
-        print(format_error(e), file=sys.stderr)
+    except (ParseError, DiagnosticException, OSError, ValueError, KeyError, ArgSpecParseError,
+            RecursionError, MemoryError) as e:
+        print(format_error(e, main_.get_input_name()), file=sys.stderr)
         sys.exit(1)
     except Exception as e:  # an internal error is still reported as one line, never a traceback
         if os.environ.get("COOP_OPT_TRACEBACK"):
             raise
-        print(f"<internal>: error: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+        text = str(e).strip().splitlines()
+        print(f"{main_.get_input_name()}: error: internal error ({type(e).__name__}): "
+              f"{text[0] if text else ''}", file=sys.stderr)
         sys.exit(1)
 
 

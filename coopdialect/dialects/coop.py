@@ -192,6 +192,14 @@ class MatrixOperandsAttr(BitEnumAttribute[MatrixOperand]):
 # --------------------------------------------------------------------------------------------
 
 
+MAX_MATRIX_ELEMENTS = 1 << 20
+"""Most elements of one cooperative matrix (Rows·Columns), an implementation limit: the specs
+allow any 32-bit Rows and Columns, but no device has a larger matrix (VK_NV_cooperative_matrix2's
+flexible maximum dimension is 1024 on the H200), and the interpreter, legalize-coop-sizes and
+convert-coop-to-ptx are linear in it (a 4096×4096 matrix is refused at once rather than unrolled
+or multiplied for minutes)."""
+
+
 def is_integer(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data > 1
 
@@ -292,6 +300,10 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
                 )
         if (msg := _check_component(self.element_type)) is not None:
             raise VerifyException(msg)
+        rows, columns = (d.data for d in self.shape.data)
+        if rows * columns > MAX_MATRIX_ELEMENTS:
+            raise VerifyException(f"a {rows}x{columns} matrix has more than MAX_MATRIX_ELEMENTS = "
+                                  f"{MAX_MATRIX_ELEMENTS} elements (coopdialect's limit)")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.ptx import RegType
@@ -49,9 +50,10 @@ def where(op: Operation) -> str:
     return ""
 
 
-def op_error(op: Operation, msg: str) -> DiagnosticException:
-    """The one-line diagnostic of convert-coop-to-ptx: `file:line:col: 'op' op message`."""
-    return DiagnosticException(f"{where(op)}'{op.name}' op {msg}")
+def op_error(op: Operation, msg: str) -> CoopError:
+    """The one-line diagnostic of convert-coop-to-ptx, carrying `op`:
+    `file:line:col: error: 'op' op message`."""
+    return CoopError(op, msg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,7 +364,12 @@ class KernelLowering:
         fn = RULES.get(type(op))
         if fn is None:
             raise op_error(op, f"has no PTX lowering (convert-coop-to-ptx, target {self.target})")
-        fn(self, op)
+        try:
+            fn(self, op)
+        except CoopError:
+            raise
+        except DiagnosticException as e:  # a helper's refusal that does not know the op
+            raise op_error(op, str(e)) from None
 
     def run(self) -> ptx.KernelOp:
         fn = self.fn

@@ -42,7 +42,20 @@ LAYOUTS = ("RowMajor", "ColumnMajor", "RowBlockedInterleavedARM", "ColumnBlocked
 
 
 class TargetError(ValueError):
-    """A target description that cannot be found or does not match the schema (one line)."""
+    """A target description that cannot be found or does not match the schema (one line).
+
+    `str(e)` is `file: $.key: what was expected`; `e.file` is the file (None when no file was
+    found) and `e.detail` the rest, for drivers that print `file: error: detail`."""
+
+    def __init__(self, message: str, file: str | None = None, detail: str | None = None):
+        super().__init__(message)
+        self.file = file
+        self.detail = detail if detail is not None else message
+
+
+MAX_SIZE = 1 << 16
+"""Largest size a description may give (matrix dimensions, subgroup size, flexible maximum):
+real devices stay far below it, and it keeps a typo from turning into a huge unrolling."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +123,7 @@ class Target:
 
 
 def _fail(where: str, path: str, msg: str) -> TargetError:
-    return TargetError(f"{where}: {path}: {msg}")
+    return TargetError(f"{where}: {path}: {msg}", where, f"{path}: {msg}")
 
 
 def _expect(where: str, obj: dict, key: str, kinds: type | tuple[type, ...], path: str,
@@ -130,8 +143,8 @@ def _expect(where: str, obj: dict, key: str, kinds: type | tuple[type, ...], pat
 
 def _pos_int(where: str, obj: dict, key: str, path: str) -> int:
     v = _expect(where, obj, key, int, path)
-    if v <= 0:
-        raise _fail(where, f"{path}.{key}", f"expected a positive integer, got {v}")
+    if not 0 < v <= MAX_SIZE:
+        raise _fail(where, f"{path}.{key}", f"expected an integer from 1 to {MAX_SIZE}, got {v}")
     return v
 
 
@@ -171,9 +184,11 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
     if api not in ("vulkan", "ptx"):
         raise _fail(where, "$.api", f"expected vulkan or ptx, got {api!r}")
     subgroup = _pos_int(where, data, "subgroup_size", "$")
+    if subgroup & (subgroup - 1) or subgroup > 128:
+        raise _fail(where, "$.subgroup_size", f"expected a power of two from 1 to 128, got {subgroup}")
     layouts = _expect(where, data, "layouts", list, "$")
     for i, lay in enumerate(layouts):
-        if lay not in LAYOUTS:
+        if not isinstance(lay, str) or lay not in LAYOUTS:
             raise _fail(where, f"$.layouts[{i}]", f"unknown layout {lay!r} (one of {', '.join(LAYOUTS)})")
     rows = []
     for i, r in enumerate(_expect(where, data, "cooperative_matrix", list, "$")):
@@ -189,15 +204,19 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
         if not isinstance(r, dict):
             raise _fail(where, p, "expected an object")
         g = _expect(where, r, "granularity", list, p)
-        if len(g) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
+        if len(g) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE
+                                  for x in g):
             raise _fail(where, f"{p}.granularity", f"expected [M, N, K] positive integers, got {g!r}")
         scope = _scope(where, r, p)
         inv = _expect(where, r, "workgroup_invocations", (int, type(None)), p)
-        if scope == "Workgroup" and not (isinstance(inv, int) and inv > 0):
-            raise _fail(where, f"{p}.workgroup_invocations", "a Workgroup-scope row needs a positive count")
+        if scope == "Workgroup" and not (isinstance(inv, int) and not isinstance(inv, bool) and 0 < inv <= 1024):
+            raise _fail(where, f"{p}.workgroup_invocations", "a Workgroup-scope row needs a count from 1 to 1024")
         flex.append(FlexibleDimensions(tuple(g), *_types(where, r, p),
                                        _expect(where, r, "saturating", bool, p), scope, inv))
     max_dim = _expect(where, data, "flexible_max_dimension", int, "$", optional=True)
+    if max_dim is not None and not 0 < max_dim <= MAX_SIZE:
+        raise _fail(where, "$.flexible_max_dimension", f"expected an integer from 1 to {MAX_SIZE}, "
+                                                       f"got {max_dim}")
     if flex and not max_dim:
         raise _fail(where, "$.flexible_max_dimension", "required when flexible_dimensions is not empty")
     tensor = _expect(where, data, "tensor_addressing", bool, "$")
@@ -214,7 +233,7 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
                 n = r.get("n")
                 ns = n if table != "mma_sync" else [n]
                 if not isinstance(ns, list) or not ns or not all(
-                        isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in ns):
+                        isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE for x in ns):
                     raise _fail(where, f"{p}.n", f"expected {'a list of ' if table != 'mma_sync' else 'a '}"
                                                  f"positive integer(s), got {n!r}")
     return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
@@ -232,16 +251,28 @@ def load_target(path: str | Path) -> Target:
     try:
         text = p.read_text()
     except OSError as e:
-        raise TargetError(f"{p}: cannot read the target description: {e.strerror}") from None
+        detail = f"cannot read the target description: {e.strerror}"
+        raise TargetError(f"{p}: {detail}", str(p), detail) from None
+    except UnicodeDecodeError as e:
+        detail = f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
+        raise TargetError(f"{p}: {detail}", str(p), detail) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise TargetError(f"{p}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+        raise TargetError(f"{p}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}",
+                          f"{p}:{e.lineno}:{e.colno}", f"not valid JSON: {e.msg}") from None
+    except RecursionError:
+        detail = "$: nested too deeply (a target description is at most four levels deep)"
+        raise TargetError(f"{p}: {detail}", str(p), detail) from None
     return parse_target(data, str(p))
 
 
 def get_target(name_or_path: str) -> Target:
-    """A shipped target by name (`h200-vulkan`, `arm-mali`, `sm90a-ptx`) or any JSON file by path."""
+    """A shipped target by name (`h200-vulkan`, `arm-mali`, `sm90a-ptx`) or any JSON file by path.
+
+    Raises TargetError (unknown name, unreadable file, schema violation), TypeError (not a str)."""
+    if not isinstance(name_or_path, str):
+        raise TypeError(f"a target is a name or a path (str), got {type(name_or_path).__name__}")
     if name_or_path in shipped_targets():
         res = resources.files(__name__).joinpath(f"{name_or_path}.json")
         return parse_target(json.loads(res.read_text()), f"{name_or_path}.json")

@@ -7,4 +7,4 @@ func.func @ragged(%A: memref<512xf16>) attributes {coop.workgroup_size = array<i
   %x = coop.load %A[%c0], %c24, RowMajor : memref<512xf16> -> !a
   func.return
 }
-// CHECK: invalid_shape.mlir:7:{{[0-9]+}}: 'coop.load' op a MatrixA of 16x24 is not a whole number of 16x16 mma.sync tiles
+// CHECK: invalid_shape.mlir:7:{{[0-9]+}}: error: 'coop.load' op a MatrixA of 16x24 is not a whole number of 16x16 mma.sync tiles

@@ -9,4 +9,4 @@ func.func @f32_product(%C: memref<256xf32>) attributes {coop.workgroup_size = ar
   %x = coop.load %C[%c0], %c16, RowMajor : memref<256xf32> -> !a
   func.return
 }
-// CHECK: invalid_type.mlir:9:{{[0-9]+}}: 'coop.load' op mma.sync has no MatrixA operand of 32-bit components (f32)
+// CHECK: invalid_type.mlir:9:{{[0-9]+}}: error: 'coop.load' op mma.sync has no MatrixA operand of 32-bit components (f32)

@@ -7,4 +7,4 @@ func.func @two_warpgroups(%A: memref<1024xf16>) attributes {coop.workgroup_size 
   %x = coop.load %A[%c0], %c16, RowMajor : memref<1024xf16> -> !a
   func.return
 }
-// CHECK: invalid_warpgroup.mlir:7:{{[0-9]+}}: 'coop.load' op workgroup-scope matrices need exactly one warpgroup
+// CHECK: invalid_warpgroup.mlir:7:{{[0-9]+}}: error: 'coop.load' op workgroup-scope matrices need exactly one warpgroup
