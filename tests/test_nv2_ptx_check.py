@@ -1,0 +1,112 @@
+"""tools/gpu/nv2_ptx_check.py without a GPU: the whole check through the real CudaDevice
+(lowering to PTX, launch description, cuModuleLoadData, uploads, kernel parameters,
+cuLaunchKernel, downloads) on a fake CUDA driver whose "GPU" is the interpreter.
+
+The fake's cuLaunchKernel reads the buffer addresses from kernelParams, takes the buffers' bytes
+from its memory and interprets the module as it stood just before convert-coop-to-ptx (after
+the case's pipeline, e.g. fold-tensor-views); so a case fails here when the check's plumbing is
+wrong (inputs, grids, kernels, buffers, expected outputs) or the PTX lowering refuses the case,
+not when the PTX computes wrong (that is the H200's job, and tests/test_nv2_ptx.py's
+simulator's). Every loaded PTX module is also assembled by ptxas (sm_90a, no output allowed).
+
+    NV2_CHECK_COUNT=60 python -m pytest tests/test_nv2_ptx_check.py   # the full 80 cases (~1 min)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType
+from xdsl.traits import SymbolTable
+
+from coopdialect.interpreter.common import numpy_dtype
+from coopdialect.interpreter.kernel import run_kernel as interpret
+from coopdialect.runtime import cuda as cuda_mod
+from coopdialect.runtime.device import lower
+from test_ptx_ptxas import _ptxas, find_ptxas
+from test_runtime import FakeDriver
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class InterpretingDriver(FakeDriver):
+    """FakeDriver whose modules are the coop IR that was lowered to them and whose kernels
+    run on the interpreter over the bytes in its memory."""
+
+    def __init__(self, real, ptx_dir: Path):
+        super().__init__(real)
+        del self.cuModuleLoadData, self.cuModuleGetFunction  # FakeDriver's recorders: ours below
+        self.ptxas, self.ptx_dir = find_ptxas(), ptx_dir
+        self.pending, self.modules, self.launches, self.bad_ptx = None, {}, 0, []
+
+    def cuModuleLoadData(self, image: bytes):
+        handle = len(self.modules)
+        self.modules[handle] = self.pending  # the module lower() gave for this image
+        p = self.ptx_dir / f"m{handle}.ptx"
+        p.write_bytes(image.rstrip(b"\0"))
+        rc, out = _ptxas(self.ptxas, p)
+        if rc or out:
+            self.bad_ptx.append(f"module {handle}: {out}")
+        return self.real.CUresult.CUDA_SUCCESS, handle
+
+    def cuModuleGetFunction(self, mod, name: bytes):
+        return self.real.CUresult.CUDA_SUCCESS, (mod, name.decode())
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        module = self.modules[fn[0]]
+        kernel = SymbolTable.lookup_symbol(module, fn[1])
+        assert isinstance(kernel, func.FuncOp)
+        assert [bx, by, bz] == [int(x) for x in kernel.attributes["coop.workgroup_size"]
+                                .get_values()]
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        bufs, addrs = [], []
+        for i, a in enumerate(kernel.args):
+            assert isinstance(a.type, MemRefType)
+            (addr,) = struct.unpack("<Q", ctypes.string_at(ptrs[i], 8))
+            shape, dt = tuple(a.type.get_shape()), numpy_dtype(a.type.element_type)
+            bufs.append(np.frombuffer(self.mem[addr], dt).reshape(shape).copy())
+            addrs.append(addr)
+        interpret(module, fn[1], bufs, (gx, gy, gz))
+        for addr, b in zip(addrs, bufs):
+            self.mem[addr] = b.tobytes()
+        self.launches += 1
+        return (self.real.CUresult.CUDA_SUCCESS,)
+
+
+def _check_module():
+    spec = importlib.util.spec_from_file_location(
+        "nv2_ptx_check", ROOT / "tools" / "gpu" / "nv2_ptx_check.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["nv2_ptx_check"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_case_through_the_cuda_device(monkeypatch, tmp_path: Path) -> None:
+    from cuda.bindings import driver as real  # the [cuda] extra is a test dependency
+
+    fake = InterpretingDriver(real, tmp_path)
+    monkeypatch.setattr(cuda_mod, "_driver", lambda: fake)
+
+    def recording_lower(module, pipeline, default):
+        fake.pending = lower(module, pipeline, "")  # what the interpreter runs for the PTX
+        return lower(module, pipeline, default)
+
+    monkeypatch.setattr(cuda_mod, "lower", recording_lower)
+    check = _check_module()
+    count = int(os.environ.get("NV2_CHECK_COUNT", "5"))
+    status = check.run(count, [], tmp_path / "out", device=cuda_mod.CudaDevice())
+    text = (tmp_path / "out" / "nv2_ptx_check.txt").read_text()
+    n = 8 + count + 12
+    assert status == 0, text
+    assert f"correctness: {n}/{n} cases bit-exact vs the interpreter (device cuda)" in text
+    assert "by kind: example 8/8, random " f"{count}/{count}, decode 12/12" in text
+    assert fake.launches == n and len(fake.modules) == n
+    assert not fake.bad_ptx, "\n".join(fake.bad_ptx)
