@@ -92,7 +92,7 @@ func.func @k(%A: memref<16x128xf16>, %Bt: memref<16x128xf16>, %C: memref<16x16xf
 // ROUND: coop.async_wait_group 1
 // ROUND: {coop.pipeline_stages = 3 : i64}
 
-// OPT: <pass options>: error: pipeline-coop-loads: stages must be >= 2, got 1
+// OPT: <command line>: error: pipeline-coop-loads: stages must be >= 2, got 1
 
 // A static trip count of 1 with 3 stages: iteration 0 is copied unguarded, iteration 1 does not
 // exist (its group is committed empty); a loop with a store to its source is not staged.
