@@ -32,6 +32,14 @@ run cuda_gemm_f16 $E/gemm_f16.mlir --grid 2,2,1 --device cuda --check --bench 20
 run cuda_gemm_f16_64_large $E/gemm_f16_64_large.mlir --grid 1,1,1 --device cuda --check
 run cuda_gemm_s8 $E/gemm_s8.mlir --grid 4,2,1 --device cuda --check --bench 20
 run cuda_sparse_gemm_f16 $E/sparse_gemm_f16.mlir --grid 2,4,1 --device cuda --check --input E=$out/meta24.npy --bench 20
+# the coopmat2 / tensor-addressing examples through PTX too (one IR, two backends: docs/ptx.md)
+run cuda_gemm_coopmat2_f16 $E/gemm_coopmat2_f16.mlir --grid 2,2,1 --device cuda --check --bench 20
+run cuda_conv_patch_clamped $E/conv_patch_clamped.mlir --grid 4,4,1 --device cuda --check
+run cuda_softmax_rows $E/softmax_rows.mlir --grid 1,4,1 --device cuda --check
+run cuda_dequant_q4 $E/block_decode_load.mlir --kernel dequant_q4 --grid 8,4,1 --device cuda --check --input Q=$out/q4_0.npy
+run cuda_gemm_q4 $E/block_decode_load.mlir --kernel gemm_q4 --grid 2,4,1 --device cuda --check --input Q=$out/q4_0.npy
+# the *_wg / *_vk examples are 8192^3 (too large to interpret): tools/gpu/stage_check.py and
+# benchmarks/bench_ptx.py / vk_gemm_bench.py check their kernels at 512^3
 run vk_gemm_f16 $E/gemm_f16.mlir --grid 2,2,1 --device vulkan --check --bench 20
 run vk_gemm_f16_nv $E/gemm_f16.mlir --grid 2,2,1 --device vulkan --check --pipeline 'convert-coop-to-spirv{flavor=nv}'
 run vk_gemm_s8 $E/gemm_s8.mlir --grid 4,2,1 --device vulkan --check
