@@ -32,6 +32,7 @@ from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
 from coopdialect.spirv.errors import SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
+from coopdialect.spirv.tensor_operands import TENSOR_MEMORY_OPS, decode_tensor_memory
 
 # debug instructions dropped on reading (OpSource / OpSourceExtension are kept as spirv.Source)
 _IGNORED = {"OpString", "OpModuleProcessed", "OpMemberName", "OpLine", "OpNoLine"}
@@ -629,9 +630,8 @@ class _Reader:
         if len(ws) < n:
             raise ValueError("missing result type/id")
         result_types = [self.type(ws[0])] if has_type else []
-        decode = getattr(cls, "decode_spirv", None)
-        if decode is not None:  # <id> parameters of an enumerant (Tensor Addressing Operands)
-            new = decode(result_types, ws[n:], lambda w: operand("id", w))
+        if cls in TENSOR_MEMORY_OPS:  # <id> parameters of an enumerant (Tensor Addressing Operands)
+            new = decode_tensor_memory(cls, result_types, ws[n:], lambda w: operand("id", w))
         else:
             items = [operand(k, v) for k, v in decode_operands(op, ws[n:])]
             new = cls.from_spirv(result_types, items)

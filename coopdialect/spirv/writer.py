@@ -33,6 +33,7 @@ from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import encode_enum, encode_operands, encode_string, has_result
 from coopdialect.spirv.errors import SpirvEmitError
 from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS, MAGIC_NUMBER
+from coopdialect.spirv.tensor_operands import TENSOR_MEMORY_OPS, encode_tensor_memory
 from coopdialect.spirv.requirements import _op_types, derive_requirements, implied_closure, version_of
 
 GENERATOR_MAGIC = 0
@@ -561,8 +562,8 @@ class _Writer:
             if isinstance(op, spirv_general.ExtInstOp):
                 return [INSTRUCTIONS[opname][0], *words, _Ref(("extinst", op.set.data)), op.instruction.data,
                         *(self.value_id(a) for a in op.arguments)]
-            if type(op) in _SELF_ENCODED:
-                return [INSTRUCTIONS[op.OPNAME][0], *words, *op.encode_spirv(self.value_id)]
+            if isinstance(op, TENSOR_MEMORY_OPS):
+                return [INSTRUCTIONS[op.OPNAME][0], *words, *encode_tensor_memory(op, self.value_id)]
             items = op.spirv_operands()
             if _ids_only(opname, items):
                 words += [self.value_id(item) for item in items]
@@ -576,8 +577,6 @@ class _Writer:
 
 
 _RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
-# ops whose operands the grammar-driven encoder cannot express (<id> parameters of an enumerant)
-_SELF_ENCODED = frozenset(c for c in spirv.INSTRUCTION_OPS if hasattr(c, "encode_spirv"))
 _HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.ConstantCompositeOp,
             spirv_general.SpecConstantOp)
 # emitted with the module's constants or variables, never in place (a function-level Undef is)
