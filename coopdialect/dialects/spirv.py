@@ -1197,16 +1197,30 @@ class GlobalVariableOp(IRDLOperation):
 
 @irdl_op_definition
 class EntryPointOp(IRDLOperation):
-    """`spirv.EntryPoint "GLCompute" @main, @var1, @var2`: OpEntryPoint with its interface."""
+    """`spirv.EntryPoint "GLCompute" @fn as "main", @var1, @var2`: OpEntryPoint with its interface.
+
+    `entry_name` is the entry point's Name operand when it differs from the function's symbol
+    (the reader keeps both: a function's OpName need not match its entry point's name); without
+    it the writer uses the symbol."""
 
     name = "spirv.EntryPoint"
     execution_model = prop_def(StringAttr)
     fn = prop_def(SymbolRefAttr)
     interface = prop_def(ArrayAttr[SymbolRefAttr])
+    entry_name = opt_prop_def(StringAttr)
 
-    def __init__(self, execution_model: str, fn: str, interface: Sequence[str]):
-        super().__init__(properties={"execution_model": StringAttr(execution_model), "fn": SymbolRefAttr(fn),
-                                     "interface": ArrayAttr(SymbolRefAttr(s) for s in interface)})
+    def __init__(self, execution_model: str, fn: str, interface: Sequence[str], entry_name: str | None = None):
+        props: dict[str, Attribute] = {
+            "execution_model": StringAttr(execution_model), "fn": SymbolRefAttr(fn),
+            "interface": ArrayAttr(SymbolRefAttr(s) for s in interface)}
+        if entry_name is not None and entry_name != fn:
+            props["entry_name"] = StringAttr(entry_name)
+        super().__init__(properties=props)
+
+    @property
+    def entry_point_name(self) -> str:
+        """The Name operand of OpEntryPoint."""
+        return self.entry_name.data if self.entry_name is not None else self.fn.root_reference.data
 
     def verify_(self) -> None:
         _check_enumerant("ExecutionModel", self.execution_model.data)
@@ -1215,16 +1229,20 @@ class EntryPointOp(IRDLOperation):
     def parse(cls, parser: Parser) -> EntryPointOp:
         model = parser.parse_str_literal()
         fn = parser.parse_symbol_name().data
+        entry = parser.parse_str_literal() if parser.parse_optional_keyword("as") else None
         iface = []
         while parser.parse_optional_punctuation(","):
             iface.append(parser.parse_symbol_name().data)
-        op = cls(model, fn, iface)
+        op = cls(model, fn, iface, entry)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f' "{self.execution_model.data}" ')
         printer.print_attribute(self.fn)
+        if self.entry_name is not None:
+            printer.print_string(" as ")
+            printer.print_string_literal(self.entry_name.data)
         for s in self.interface:
             printer.print_string(", ")
             printer.print_attribute(s)
@@ -1269,6 +1287,54 @@ class ExecutionModeOp(IRDLOperation):
         for v in self.values:
             printer.print_string(f", {v.data}")
         printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class ExecutionModeIdOp(IRDLOperation):
+    """`spirv.ExecutionModeId @main "LocalSizeId", %x, %y, %z : i32, i32, i32`: OpExecutionModeId
+    (SPIR-V 1.2), an execution mode whose operands are `<id>`s of constants or specialization
+    constants (module-level values)."""
+
+    name = "spirv.ExecutionModeId"
+    fn = prop_def(SymbolRefAttr)
+    execution_mode = prop_def(StringAttr)
+    args = var_operand_def()
+
+    def __init__(self, fn: str, execution_mode: str, args: Sequence[SSAValue]):
+        super().__init__(operands=[list(args)],
+                         properties={"fn": SymbolRefAttr(fn), "execution_mode": StringAttr(execution_mode)})
+
+    def verify_(self) -> None:
+        _check_enumerant("ExecutionMode", self.execution_mode.data)
+        params = ENUMS["ExecutionMode"][self.execution_mode.data][3]
+        if len(params) != len(self.args) or any(k != "IdRef" for k, _ in params):
+            raise VerifyException(f"OpExecutionModeId: ExecutionMode {self.execution_mode.data} does not take "
+                                  f"{len(self.args)} <id> operand(s) (use spirv.ExecutionMode for literal ones)")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExecutionModeIdOp:
+        fn = parser.parse_symbol_name().data
+        mode = parser.parse_str_literal()
+        args = []
+        while parser.parse_optional_punctuation(","):
+            args.append(parser.parse_operand())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type) if args else []
+        op = cls(fn, mode, args)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.fn)
+        printer.print_string(f' "{self.execution_mode.data}"')
+        for a in self.args:
+            printer.print_string(", ")
+            printer.print_operand(a)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([a.type for a in self.args], printer.print_attribute)
 
 
 @irdl_op_definition
@@ -1449,7 +1515,7 @@ assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing i
 
 SPIRV = Dialect(
     "spirv",
-    [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, FuncOp, ConstantOp, AddressOfOp,
+    [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, ExecutionModeIdOp, FuncOp, ConstantOp, AddressOfOp,
      *INSTRUCTION_OPS, *GENERAL_MODULE_OPS],
     [VoidType, PointerType, RuntimeArrayType, ArrayType, StructType, CooperativeMatrixType,
      NVCooperativeMatrixType, *NV2_TYPES],

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     FloatAttr,
     FunctionType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
@@ -276,6 +277,18 @@ class _Writer:
             self.emitted.add(key)
         return _Ref(key)
 
+    def spec_constant_operation_id(self, op: spirv_general.SpecConstantOperationOp) -> _Ref:
+        """OpSpecConstantOp: never deduplicated (it may depend on specialization)."""
+        key = ("specop", _key(op.result))
+        if key not in self.emitted:
+            args = [self.value_id(a) for a in op.args]
+            tail = [x.data if isinstance(x, IntAttr) else self.type_id(x) for x in op.literals]
+            tid = self.type_id(op.result.type)
+            self.globals.append(self.ins("OpSpecConstantOp", [tid, _Ref(key), INSTRUCTIONS[op.opcode.data][0],
+                                                              *args, *tail]))
+            self.emitted.add(key)
+        return _Ref(key)
+
     def undef_id(self, t: Attribute) -> _Ref:
         t = canonical_type(t)
         key = ("undef", t)
@@ -316,6 +329,8 @@ class _Writer:
                 return self.composite_id(owner)
             if isinstance(owner, spirv_general.SpecConstantOp):
                 return self.spec_constant_id(owner)
+            if isinstance(owner, spirv_general.SpecConstantOperationOp):
+                return self.spec_constant_operation_id(owner)
             return _Ref(v)
         if isinstance(v, SymbolRefAttr):  # a function operand (CombineFunc, Func, DecodeFunc)
             return self.sym(v.root_reference.data, spirv.FuncOp)
@@ -362,9 +377,9 @@ class _Writer:
                 roots.setdefault(f"1 {t} {words}", lambda op=op: self.const_id(op.value, op.result.type))
             elif isinstance(op, spirv.UndefOp) and op.parent_op() is m:
                 roots.setdefault(f"2 {canonical_type(op.result.type)}", lambda op=op: self.undef_id(op.result.type))
-            elif isinstance(op, spirv_general.SpecConstantOp):
+            elif isinstance(op, spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp):
                 # in IR order (each is distinct), before the composites that may use them
-                roots[f"3 {len(roots):08d}"] = lambda op=op: self.spec_constant_id(op)
+                roots[f"3 {len(roots):08d}"] = lambda op=op: self.value_id(op.result)
             elif isinstance(op, spirv_general.ConstantCompositeOp):
                 roots.setdefault(f"4 {self.composite_sort_key(op)}", lambda op=op: self.value_id(op.result))
             for t in _types_of(op):
@@ -397,15 +412,20 @@ class _Writer:
                 iface = [self.sym(s.root_reference.data, spirv.GlobalVariableOp) for s in op.interface]
                 entry_points.append(self.ins("OpEntryPoint", [
                     *encode_enum("ExecutionModel", op.execution_model.data), fn,
-                    *encode_string(op.fn.root_reference.data), *iface]))
+                    *encode_string(op.entry_point_name), *iface]))
             elif isinstance(op, spirv.ExecutionModeOp):
                 fn = self.sym(op.fn.root_reference.data, spirv.FuncOp)
                 text = f"{op.execution_mode.data}({', '.join(str(v.data) for v in op.values)})" if op.values else op.execution_mode.data
                 modes.append(self.ins("OpExecutionMode", [fn, *encode_enum("ExecutionMode", text)]))
+            elif isinstance(op, spirv.ExecutionModeIdOp):
+                fn = self.sym(op.fn.root_reference.data, spirv.FuncOp)
+                modes.append(self.ins("OpExecutionModeId", [fn, ENUMS["ExecutionMode"][op.execution_mode.data][0],
+                                                            *(self.value_id(a) for a in op.args)]))
             elif isinstance(op, spirv.FuncOp):
                 functions.extend(self.function(op))
             elif isinstance(op, spirv.ConstantOp | spirv.UndefOp | spirv_general.ConstantCompositeOp
-                            | spirv_general.SpecConstantOp | spirv_general.ExtInstImportOp | spirv_general.SourceOp):
+                            | spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp
+                            | spirv_general.ExtInstImportOp | spirv_general.SourceOp):
                 pass
             else:
                 raise SpirvEmitError(f"'{op.name}': not allowed at spirv.module level")
@@ -578,10 +598,10 @@ class _Writer:
 
 _RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
 _HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.ConstantCompositeOp,
-            spirv_general.SpecConstantOp)
+            spirv_general.SpecConstantOp, spirv_general.SpecConstantOperationOp)
 # emitted with the module's constants or variables, never in place (a function-level Undef is)
 _HOISTED_IN_FUNCTION = (spirv.ConstantOp, spirv.AddressOfOp, spirv_general.ConstantCompositeOp,
-                        spirv_general.SpecConstantOp)
+                        spirv_general.SpecConstantOp, spirv_general.SpecConstantOperationOp)
 _HOISTED_TYPES: dict[type, bool] = {}
 
 
