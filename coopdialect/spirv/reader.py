@@ -149,6 +149,7 @@ class _Reader:
         caps: list[str] = []
         exts: list[str] = []
         memory = ("Logical", "Vulkan")
+        has_memory_model = False
         module_ops: list[Operation] = []
         entry_ops: list[tuple[_Inst, list]] = []
         mode_ops: list[_Inst] = []
@@ -179,6 +180,9 @@ class _Reader:
                 elif op == "OpExtension":
                     exts.append(self.string(ws))
                 elif op == "OpMemoryModel":
+                    if has_memory_model:
+                        raise ValueError("a module has exactly one OpMemoryModel (SPIR-V 2.4)")
+                    has_memory_model = True
                     self.count(ws, 2)
                     memory = (self.enum_name("AddressingModel", ws[0]), self.enum_name("MemoryModel", ws[1]))
                 elif op == "OpEntryPoint":
@@ -232,6 +236,11 @@ class _Reader:
             if module_ops and not isinstance(module_ops[-1], tuple) and module_ops[-1].location == UnknownLoc():
                 self.at(module_ops[-1])
             i += 1
+        self.offset = len(w)
+        if not has_memory_model:
+            raise self.err("missing OpMemoryModel (a module has exactly one, SPIR-V 2.4)")
+        if not entry_ops and "Linkage" not in caps:
+            raise self.err("no OpEntryPoint (only a module with the Linkage capability may have none, SPIR-V 2.4)")
         body: list[Operation] = []
         functions = []
         for item in module_ops:
