@@ -742,6 +742,12 @@ class KHRCooperativeMatrixLoadOp(SpirvInstruction):
             super().__init__(operands=[pointer, layout, stride], result_types=[result_type], properties=props)
 
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_arm_layout
+
+        check_arm_layout(self.result.type, self.layout, self.stride, self.OPNAME)
+
 @irdl_op_definition
 class KHRCooperativeMatrixStoreOp(SpirvInstruction):
     """`spirv.KHR.CooperativeMatrixStore %ptr, %obj, %layout[, %stride]`: OpCooperativeMatrixStoreKHR."""
@@ -765,6 +771,12 @@ class KHRCooperativeMatrixStoreOp(SpirvInstruction):
             super().__init__(operands=[pointer, obj, layout, stride], properties=props)
 
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_arm_layout
+
+        check_arm_layout(self.object.type, self.layout, self.stride, self.OPNAME)
+
 @irdl_op_definition
 class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
     """`spirv.KHR.CooperativeMatrixMulAdd %a, %b, %c`: OpCooperativeMatrixMulAddKHR; `matrix_operands`
@@ -787,6 +799,12 @@ class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
         if not _fast_init(self, [a, b, c], [result_type or c.type], props):
             super().__init__(operands=[a, b, c], result_types=[result_type or c.type], properties=props)
 
+
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_mul_add_khr
+
+        check_mul_add_khr(self.a, self.b, self.c, self.result)
 
 class _MatrixLength(SpirvInstruction):
     matrix_type = prop_def(TypeAttribute)
@@ -877,6 +895,11 @@ class NVCooperativeMatrixMulAddOp(SpirvInstruction):
         if not _fast_init(self, [a, b, c], [result_type or c.type]):
             super().__init__(operands=[a, b, c], result_types=[result_type or c.type])
 
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_mul_add_shapes
+
+        check_mul_add_shapes(self.a.type, self.b.type, self.c.type, self.result.type, self.OPNAME)
 
 @irdl_op_definition
 class NVCooperativeMatrixLengthOp(_MatrixLength):

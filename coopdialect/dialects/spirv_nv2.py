@@ -43,6 +43,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from coopdialect.dialects import spirv_rules
 from coopdialect.dialects.op_family import op_class
 from coopdialect.dialects.spirv import (
     CooperativeMatrixType,
@@ -162,8 +163,9 @@ class _Set(SpirvInstruction):
         super().__init__(operands=[input, list(values)], result_types=[input.type])
 
     def verify_(self) -> None:
-        if self.result.type != self.input.type:
-            raise VerifyException(f"{self.OPNAME}: Result Type must match the type of the input")
+        if not isinstance(self.input.type, TensorLayoutType | TensorViewType):
+            raise VerifyException(f"{self.OPNAME}: the input must be a tensor layout or view")
+        spirv_rules.check_tensor_set(self)
 
 
 def _op(cls_name: str, base: type, opname: str) -> type:
@@ -245,6 +247,8 @@ class CooperativeMatrixLoadTensorOp(_TensorMemory):
         super().verify_()
         if self.result.type != self.object.type:
             raise VerifyException("OpCooperativeMatrixLoadTensorNV: Object must have the same type as Result Type")
+        if self.decode_func is not None:
+            spirv_rules.check_decode_func(self)
 
 
 @irdl_op_definition
@@ -307,8 +311,7 @@ class CooperativeMatrixReduceOp(SpirvInstruction):
     def verify_(self) -> None:
         super().verify_()
         names = {n for n, _ in parse_enum_operand("CooperativeMatrixReduce", self.reduce.data)}
-        if "2x2" in names and names & {"Row", "Column"}:
-            raise VerifyException("OpCooperativeMatrixReduceNV: 2x2 cannot be combined with Row or Column")
+        spirv_rules.check_reduce(self, names)
 
 
 class _MatrixUnary(SpirvInstruction):
@@ -320,6 +323,10 @@ class _MatrixUnary(SpirvInstruction):
 
     def __init__(self, matrix: SSAValue, result_type: Attribute):
         super().__init__(operands=[matrix], result_types=[result_type])
+
+    def verify_(self) -> None:
+        check = spirv_rules.check_convert if self.OPNAME == "OpCooperativeMatrixConvertNV" else spirv_rules.check_transpose
+        check(self.matrix.type, self.result.type)
 
 
 CooperativeMatrixConvertOp = _op("CooperativeMatrixConvertOp", _MatrixUnary, "OpCooperativeMatrixConvertNV")
@@ -357,8 +364,7 @@ class CooperativeMatrixPerElementOpOp(SpirvInstruction):
                          properties={"func": items[1]})
 
     def verify_(self) -> None:
-        if self.result.type != self.matrix.type:
-            raise VerifyException("OpCooperativeMatrixPerElementOpNV: Result Type must match the type of Matrix")
+        spirv_rules.check_per_element(self)
 
 
 NV2_INSTRUCTION_OPS = [
