@@ -153,13 +153,9 @@ class ExtInstImportOp(IRDLOperation):
         super().__init__(properties={"set": StringAttr(set_name)})
 
 
-@irdl_op_definition
-class ConstantCompositeOp(IRDLOperation):
-    """`%c = spirv.ConstantComposite %x, %y, %z : (i32, i32, i32) -> vector<3xi32>`:
-    OpConstantComposite. Constituents are `spirv.Constant`, `spirv.ConstantComposite` or
-    `spirv.SpecConstant` results; the writer hoists it with the constants."""
+class CompositeConstant(IRDLOperation):
+    """Base of `spirv.ConstantComposite` and `spirv.SpecConstantComposite`."""
 
-    name = "spirv.ConstantComposite"
     constituents = var_operand_def()
     result = result_def()
     assembly_format = "$constituents attr-dict `:` functional-type($constituents, $result)"
@@ -172,6 +168,24 @@ class ConstantCompositeOp(IRDLOperation):
             if not isinstance(c.owner, CONSTANT_OPS):
                 raise VerifyException("spirv.ConstantComposite constituents must be constants")
 
+
+@irdl_op_definition
+class ConstantCompositeOp(CompositeConstant):
+    """`%c = spirv.ConstantComposite %x, %y, %z : (i32, i32, i32) -> vector<3xi32>`:
+    OpConstantComposite. Constituents are `spirv.Constant`, `spirv.ConstantComposite` or
+    `spirv.SpecConstant` results; the writer hoists it with the constants."""
+
+    name = "spirv.ConstantComposite"
+
+
+
+@irdl_op_definition
+class SpecConstantCompositeOp(CompositeConstant):
+    """`%c = spirv.SpecConstantComposite %x, %y, %z : (i32, i32, i32) -> vector<3xi32>`:
+    OpSpecConstantComposite (a composite of specialization constants, e.g. glslang's
+    gl_WorkGroupSize with local_size_x_id); never merged with another composite."""
+
+    name = "spirv.SpecConstantComposite"
 
 @irdl_op_definition
 class SpecConstantOp(IRDLOperation):
@@ -289,7 +303,7 @@ class SourceOp(IRDLOperation):
         _check_enumerant("SourceLanguage", self.language.data)
 
 
-CONSTANT_OPS: tuple[type, ...] = (ConstantOp, ConstantCompositeOp, SpecConstantOp, SpecConstantOperationOp)
+CONSTANT_OPS: tuple[type, ...] = (ConstantOp, CompositeConstant, SpecConstantOp, SpecConstantOperationOp)
 
 GENERAL_INSTRUCTION_OPS = [VariableOp, FunctionCallOp, ExtInstOp]
-GENERAL_MODULE_OPS = [ExtInstImportOp, ConstantCompositeOp, SpecConstantOp, SpecConstantOperationOp, SourceOp]
+GENERAL_MODULE_OPS = [ExtInstImportOp, ConstantCompositeOp, SpecConstantCompositeOp, SpecConstantOp, SpecConstantOperationOp, SourceOp]

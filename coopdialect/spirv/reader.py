@@ -211,6 +211,8 @@ class _Reader:
                     module_ops.append(self.constant(op, ws))
                 elif op in ("OpSpecConstant", "OpSpecConstantTrue", "OpSpecConstantFalse"):
                     module_ops.append(self.spec_constant(op, ws))
+                elif op == "OpSpecConstantComposite":
+                    module_ops.append(self.constant(op, ws))
                 elif op == "OpSpecConstantOp":
                     module_ops.append(self.spec_constant_op(ws))
                 elif op == "OpVariable":
@@ -410,6 +412,10 @@ class _Reader:
             parts = [self.values.get(x) for x in a]
             if not parts or any(p is None or not isinstance(p.owner, spirv_general.CONSTANT_OPS) for p in parts):
                 raise ValueError("composite constant constituents must be constants")
+            if op == "OpSpecConstantComposite":
+                c = spirv_general.SpecConstantCompositeOp(parts, t)  # type: ignore[arg-type]
+                self.define(rid, c.result)
+                return c
             if len({id(p) for p in parts}) != 1 or not isinstance(parts[0].owner, spirv.ConstantOp):
                 c = spirv_general.ConstantCompositeOp(parts, t)  # type: ignore[arg-type]
                 if rid in self.values or rid in self.types:

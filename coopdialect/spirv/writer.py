@@ -245,14 +245,17 @@ class _Writer:
         self.emitted.add(key)
         return ref
 
-    def composite_id(self, op: spirv_general.ConstantCompositeOp) -> _Ref:
+    def composite_id(self, op: spirv_general.CompositeConstant) -> _Ref:
         """A non-splat OpConstantComposite, deduplicated by type and constituent ids."""
         parts = [self.value_id(c) for c in op.constituents]
         t = canonical_type(op.result.type)
-        key = ("composite", t, tuple(p.key if type(p.key) is tuple else _key(p.key) for p in parts))
+        spec = isinstance(op, spirv_general.SpecConstantCompositeOp)
+        key = ("speccomposite", _key(op.result)) if spec else (
+            "composite", t, tuple(p.key if type(p.key) is tuple else _key(p.key) for p in parts))
         if key not in self.emitted:
             tid = self.type_id(t)
-            self.globals.append(self.ins("OpConstantComposite", [tid, _Ref(key), *parts]))
+            self.globals.append(self.ins("OpSpecConstantComposite" if spec else "OpConstantComposite",
+                                         [tid, _Ref(key), *parts]))
             self.emitted.add(key)
         return _Ref(key)
 
@@ -325,7 +328,7 @@ class _Writer:
                 return _Ref(self.symbols[sym])
             if isinstance(owner, spirv.UndefOp) and owner.parent_op() is self.module:
                 return self.undef_id(owner.result.type)
-            if isinstance(owner, spirv_general.ConstantCompositeOp):
+            if isinstance(owner, spirv_general.CompositeConstant):
                 return self.composite_id(owner)
             if isinstance(owner, spirv_general.SpecConstantOp):
                 return self.spec_constant_id(owner)
@@ -377,10 +380,11 @@ class _Writer:
                 roots.setdefault(f"1 {t} {words}", lambda op=op: self.const_id(op.value, op.result.type))
             elif isinstance(op, spirv.UndefOp) and op.parent_op() is m:
                 roots.setdefault(f"2 {canonical_type(op.result.type)}", lambda op=op: self.undef_id(op.result.type))
-            elif isinstance(op, spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp):
+            elif isinstance(op, spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp
+                            | spirv_general.SpecConstantCompositeOp):
                 # in IR order (each is distinct), before the composites that may use them
                 roots[f"3 {len(roots):08d}"] = lambda op=op: self.value_id(op.result)
-            elif isinstance(op, spirv_general.ConstantCompositeOp):
+            elif isinstance(op, spirv_general.CompositeConstant):
                 roots.setdefault(f"4 {self.composite_sort_key(op)}", lambda op=op: self.value_id(op.result))
             for t in _types_of(op):
                 if id(t) in seen_types:
@@ -423,7 +427,7 @@ class _Writer:
                                                             *(self.value_id(a) for a in op.args)]))
             elif isinstance(op, spirv.FuncOp):
                 functions.extend(self.function(op))
-            elif isinstance(op, spirv.ConstantOp | spirv.UndefOp | spirv_general.ConstantCompositeOp
+            elif isinstance(op, spirv.ConstantOp | spirv.UndefOp | spirv_general.CompositeConstant
                             | spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp
                             | spirv_general.ExtInstImportOp | spirv_general.SourceOp):
                 pass
@@ -454,7 +458,7 @@ class _Writer:
         if isinstance(op, spirv.ConstantOp):
             st = spirv.scalar_type(t)
             return f"c({t} {scalar_words(op.value, st) if st != IntegerType(1) else [op.value.value.data]})"
-        if isinstance(op, spirv_general.ConstantCompositeOp):
+        if isinstance(op, spirv_general.CompositeConstant):
             return f"cc({t} [{', '.join(self.composite_sort_key(c.owner) for c in op.constituents)}])"
         spec = [o for o in self.module.walk() if isinstance(o, spirv_general.SpecConstantOp)]
         return f"s({spec.index(op)})"
@@ -597,10 +601,10 @@ class _Writer:
 
 
 _RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
-_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.ConstantCompositeOp,
+_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.CompositeConstant,
             spirv_general.SpecConstantOp, spirv_general.SpecConstantOperationOp)
 # emitted with the module's constants or variables, never in place (a function-level Undef is)
-_HOISTED_IN_FUNCTION = (spirv.ConstantOp, spirv.AddressOfOp, spirv_general.ConstantCompositeOp,
+_HOISTED_IN_FUNCTION = (spirv.ConstantOp, spirv.AddressOfOp, spirv_general.CompositeConstant,
                         spirv_general.SpecConstantOp, spirv_general.SpecConstantOperationOp)
 _HOISTED_TYPES: dict[type, bool] = {}
 

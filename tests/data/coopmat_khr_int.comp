@@ -1,9 +1,8 @@
 #version 450
-// GL_KHR_cooperative_matrix with GL_ARM_cooperative_matrix_layouts: blocked-interleaved loads and
-// stores (stride 1 and 2), length(), signed integer MulAdd with saturation, and local_size_x_id
-// (OpExecutionModeId LocalSizeId with a specialization constant).
+// GL_KHR_cooperative_matrix: length(), element access, signed integer MulAdd with saturation, and
+// local_size_x_id (OpExecutionModeId LocalSizeId with a specialization constant). (glslang 15.2 has no
+// GL_ARM_cooperative_matrix_layouts; the Arm layouts are read from examples/gemm_f16_arm_blocked.mlir.)
 #extension GL_KHR_cooperative_matrix : require
-#extension GL_ARM_cooperative_matrix_layouts : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
@@ -18,14 +17,14 @@ void main() {
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
     coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc;
-    coopMatLoad(ma, a, 0, 1, gl_CooperativeMatrixLayoutRowBlockedInterleavedARM);
-    coopMatLoad(mb, a, 256, 2, gl_CooperativeMatrixLayoutColumnBlockedInterleavedARM);
+    coopMatLoad(ma, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 256, 16, gl_CooperativeMatrixLayoutColumnMajor);
     coopMatLoad(acc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     acc = coopMatMulAdd(ma, mb, acc);
     for (int i = 0; i < acc.length(); ++i) {
         acc[i] = acc[i] + 1.0;
     }
-    coopMatStore(acc, c, 0, 2, gl_CooperativeMatrixLayoutRowBlockedInterleavedARM);
+    coopMatStore(acc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopmat<int8_t, gl_ScopeSubgroup, 16, 32, gl_MatrixUseA> sa;
     coopmat<int8_t, gl_ScopeSubgroup, 32, 16, gl_MatrixUseB> sb;
     coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> sc;
