@@ -36,7 +36,7 @@ from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
 from coopdialect.spirv.errors import SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
-from coopdialect.spirv.requirements import derive_requirements, implied_closure
+from coopdialect.spirv.requirements import derive_requirements, implied_closure, version_of
 from coopdialect.spirv.tensor_operands import TENSOR_MEMORY_OPS, decode_tensor_memory
 
 # debug instructions dropped on reading (OpSource / OpSourceExtension are kept as spirv.Source)
@@ -807,7 +807,17 @@ def _check_requirements(module: spirv.ModuleOp) -> None:
     """The capabilities, extensions and memory model the module's instructions need are declared
     (SPIR-V 2.4; the same check as the writer's)."""
     req = derive_requirements(module)
+    if req.memory_model != module.memory_model.data:
+        raise SpirvReadError(f"invalid module: SPV_KHR_cooperative_matrix needs memory model {req.memory_model}, "
+                             f"got {module.memory_model.data}")
     declared = implied_closure([c.data for c in module.capabilities])
+    exts = {e.data for e in module.extensions}
+    version = version_of(module)
+    for cap in sorted(declared):  # a declared capability's extension is declared too
+        _, _, cexts, _, cversion = ENUMS["Capability"][cap]
+        core = tuple(int(p) for p in cversion.split(".")) if cversion else None
+        if cexts and (core is None or version < core) and not exts & set(cexts):
+            raise SpirvReadError(f"invalid module: capability {cap} needs OpExtension {' or '.join(cexts)}")
     for cap, where in req.needs.items():
         if cap not in declared:
             raise SpirvReadError(f"invalid module: '{where}' needs capability {cap}, which OpCapability does not declare")
