@@ -26,9 +26,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
         return FoldTensorViewsPass
 
+    def raise_spirv_to_coop():
+        from coopdialect.passes.raise_spirv_to_coop import RaiseSpirvToCoopPass
+        return RaiseSpirvToCoopPass
+
     return {
         "fold-tensor-views": fold_tensor_views,
         "legalize-coop-sizes": legalize_coop_sizes,
         "convert-coop-to-spirv": convert_coop_to_spirv,
         "convert-coop-to-ptx": convert_coop_to_ptx,
+        "raise-spirv-to-coop": raise_spirv_to_coop,
     }
