@@ -5,6 +5,7 @@
     spv = api.compile_to_spirv(module)                 # bytes of a Vulkan compute module
     ptx = api.compile_to_ptx(api.parse_file(...))      # PTX text for sm_90a
     api.run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # numpy, in place
+    kernels = api.read_spirv(open("shader.spv", "rb").read(), raise_to_coop=True)  # glslang's output
 
 Every function raises `coopdialect.diagnostics.CoopError` (or xDSL's ParseError) for bad input; its
 `str()` is the one-line `file:line:col: error: ...` diagnostic. `parse_*` verify the module.
@@ -32,6 +33,21 @@ def parse_file(path: str) -> ModuleOp:
     """Parse and verify the IR file at `path`."""
     with open(path) as f:
         return parse(f.read(), path)
+
+
+def read_spirv(data: bytes, name: str = "<binary>", raise_to_coop: bool = False) -> ModuleOp:
+    """A SPIR-V binary as a module holding its `spirv.module` (validated on reading; ops located at
+    `name:0:W`, W the word offset), or, with `raise_to_coop`, its kernels lifted by
+    `raise-spirv-to-coop`. A corrupt, invalid or unliftable binary is a CoopError."""
+    from coopdialect.diagnostics import CoopError
+    from coopdialect.spirv.errors import SpirvReadError
+    from coopdialect.spirv.reader import deserialize
+
+    try:
+        module = ModuleOp([deserialize(data, file=name)])
+    except SpirvReadError as e:
+        raise CoopError(None, e.message, where=f"{name}:0:{e.word}") from None
+    return run_pipeline(module, "raise-spirv-to-coop") if raise_to_coop else module
 
 
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:

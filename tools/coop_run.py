@@ -4,7 +4,9 @@
 
 Each memref argument gets the array from `--input I=FILE.npy` (I = argument index or name), or
 random data of the memref's shape and element type (small integers, so that float results are
-exact; `--seed` picks them). The kernel runs over the grid (workgroup size from
+exact; `--seed` picks them); a scalar argument takes `--input I=NUMBER`. A `.spv` FILE is a SPIR-V
+binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
+buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars. The kernel runs over the grid (workgroup size from
 `coop.workgroup_size`, subgroups of `--subgroup-size`, default 32); then every buffer's shape, dtype
 and a checksum is printed, and `--save DIR` writes each buffer as DIR/<arg>.npy. Errors are one
 line, `file:line:col: error: ...`, and exit status 1.
@@ -51,7 +53,11 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:
         ap.error("--grid must be X,Y,Z")
     try:
-        module = api.parse_file(args.file)
+        if args.file.endswith(".spv"):
+            with open(args.file, "rb") as f:
+                module = api.read_spirv(f.read(), args.file, raise_to_coop=True)
+        else:
+            module = api.parse_file(args.file)
         kernels = [op for op in module.body.blocks[0].ops if isinstance(op, func.FuncOp)]
         if args.kernel:
             kernels = [k for k in kernels if k.sym_name.data == args.kernel]
@@ -62,18 +68,27 @@ def main(argv: list[str] | None = None) -> None:
         given = {}
         for spec in args.input:
             key, _, path = spec.partition("=")
-            given[names.index(key) if key in names else int(key)] = np.load(path)
+            i = names.index(key) if key in names else int(key)
+            args_t = kernel.body.blocks[0].args[i].type
+            given[i] = np.load(path) if isinstance(args_t, MemRefType) else float(path) if "." in path else int(path)
         rng = np.random.default_rng(args.seed)
         buffers = []
         for i, a in enumerate(kernel.body.blocks[0].args):
-            if not isinstance(a.type, MemRefType):
-                raise CoopError(kernel, f"argument {i} is not a memref")
-            buffers.append(np.ascontiguousarray(given[i]) if i in given else _random(a.type, rng))
+            if i in given:
+                buffers.append(np.ascontiguousarray(given[i]) if isinstance(a.type, MemRefType) else given[i])
+            elif not isinstance(a.type, MemRefType):
+                raise CoopError(kernel, f"argument {i} ({a.type}) is a scalar: give it with --input {i}=NUMBER")
+            elif any(d < 0 for d in a.type.get_shape()):
+                raise CoopError(kernel, f"argument {i} ({a.type}) has a dynamic size: give it with --input {i}=FILE.npy")
+            else:
+                buffers.append(_random(a.type, rng))
         api.run_kernel(module, kernel.sym_name.data, buffers, grid, subgroup_size=args.subgroup_size)
     except Exception as e:  # every failure is one line
         print(format_error(e), file=sys.stderr)
         sys.exit(1)
     for name, buf in zip(names, buffers):
+        if not isinstance(buf, np.ndarray):
+            continue
         checksum = float(np.sum(buf.astype(np.float64)))
         print(f"%{name}: {buf.dtype}{list(buf.shape)} sum={checksum:.17g}")
         if args.save:
