@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BoolAttr,
     DenseArrayBase,
@@ -106,6 +107,11 @@ class PointerType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         _check_enumerant("StorageClass", self.storage_class.data)
+        if self.storage_class.data == "PhysicalStorageBuffer" and isinstance(self.pointee, StructType) \
+                and self.pointee.block.data:
+            from coopdialect.dialects.spirv_rules import check_block_layout
+
+            check_block_layout(self.pointee, "PhysicalStorageBuffer", "pointee")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -211,9 +217,14 @@ class StructType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException("spirv.struct needs one offset per member")
         if len(self.members) != len(self.member_decorations):
             raise VerifyException("spirv.struct needs one decoration string per member")
+        if not self.block.data and any(isinstance(m, RuntimeArrayType) for m in self.members):
+            raise VerifyException("a struct containing a runtime array must be decorated Block "
+                                  "(VUID-StandaloneSpirv-OpTypeRuntimeArray-04680)")
         for d in self.member_decorations:
             if d.data:
-                parse_enum_operand("Decoration", d.data)
+                names = [n for n, _ in parse_enum_operand("Decoration", d.data)]
+                if len(set(names)) != len(names):
+                    raise VerifyException("a decoration may be applied to a struct member only once")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -294,6 +305,7 @@ class CooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
     def verify(self) -> None:
         _check_enumerant("Scope", self.scope.data)
         _check_enumerant("CooperativeMatrixUse", self.use.data)
+        _check_component(self.element_type, "OpTypeCooperativeMatrixKHR")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -331,6 +343,7 @@ class NVCooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         _check_enumerant("Scope", self.scope.data)
+        _check_component(self.element_type, "OpTypeCooperativeMatrixNV")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -348,6 +361,11 @@ class NVCooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
 
 
 COOP_MATRIX_TYPES = (CooperativeMatrixType, NVCooperativeMatrixType)
+
+
+def _check_component(t: Attribute, inst: str) -> None:
+    if not (isinstance(t, IntegerType) and t.width.data != 1) and not isinstance(t, AnyFloat):
+        raise VerifyException(f"{inst}: Component Type must be a scalar numerical type, got {t}")
 
 # ---------------------------------------------------------------------------------------------
 # Enum operand strings: "Name|Name(param)" <-> [(name, [params])]
@@ -495,6 +513,11 @@ class _Binary(SpirvInstruction):
         if not _fast_init(self, [lhs, rhs], [result_type or lhs.type]):
             super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_arithmetic
+
+        check_arithmetic(self)
+
 
 class _Unary(SpirvInstruction):
     operand = operand_def()
@@ -505,10 +528,21 @@ class _Unary(SpirvInstruction):
         if not _fast_init(self, [operand], [result_type or operand.type]):
             super().__init__(operands=[operand], result_types=[result_type or operand.type])
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_arithmetic, check_conversion
+
+        check_arithmetic(self)
+        check_conversion(self)
+
 
 class _Compare(_Binary):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
         super().__init__(lhs, rhs, result_type or IntegerType(1))
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_compare
+
+        check_compare(self)
 
 
 def _binary(cls_name: str, opname: str, base: type = _Binary) -> type:
@@ -622,6 +656,11 @@ class CompositeExtractOp(_IndexedComposite):
         super().__init__(operands=[composite], result_types=[result_type],
                          properties={"indices": DenseArrayBase.from_list(i32, list(indices))})
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_composite_indices
+
+        check_composite_indices(self.composite.type, list(self.indices.get_values()), self.result.type, self.OPNAME)
+
 
 @irdl_op_definition
 class CompositeInsertOp(_IndexedComposite):
@@ -636,6 +675,13 @@ class CompositeInsertOp(_IndexedComposite):
     def __init__(self, obj: SSAValue, composite: SSAValue, indices: Sequence[int]):
         super().__init__(operands=[obj, composite], result_types=[composite.type],
                          properties={"indices": DenseArrayBase.from_list(i32, list(indices))})
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_composite_indices, same_type
+
+        if not same_type(self.result.type, self.composite.type):
+            raise VerifyException("Result Type must be the type of Composite (OpCompositeInsert)")
+        check_composite_indices(self.composite.type, list(self.indices.get_values()), self.object.type, self.OPNAME)
 
 
 @irdl_op_definition
@@ -673,6 +719,13 @@ class LoadOp(SpirvInstruction):
         if not _fast_init(self, [pointer], [pointer.type.pointee], props):
             super().__init__(operands=[pointer], result_types=[pointer.type.pointee], properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import same_type
+
+        if not same_type(self.result.type, self.pointer.type.pointee):
+            raise VerifyException("Result Type must be the type Pointer points to (OpLoad)")
+
 
 @irdl_op_definition
 class StoreOp(SpirvInstruction):
@@ -692,6 +745,13 @@ class StoreOp(SpirvInstruction):
         if not _fast_init(self, [pointer, value], (), props):
             super().__init__(operands=[pointer, value], properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import same_type
+
+        if not same_type(self.value.type, self.pointer.type.pointee):
+            raise VerifyException("Object must have the type Pointer points to (OpStore)")
+
 
 @irdl_op_definition
 class AccessChainOp(SpirvInstruction):
@@ -707,6 +767,11 @@ class AccessChainOp(SpirvInstruction):
     def __init__(self, base: SSAValue, indices: Sequence[SSAValue], result_type: PointerType):
         if not _fast_init(self, [base, *indices], [result_type]):
             super().__init__(operands=[base, list(indices)], result_types=[result_type])
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_access_chain
+
+        check_access_chain(self)
 
 
 def _props(**kw: str | None) -> dict[str, Attribute]:
@@ -744,9 +809,13 @@ class KHRCooperativeMatrixLoadOp(SpirvInstruction):
 
     def verify_(self) -> None:
         super().verify_()
-        from coopdialect.dialects.spirv_rules import check_arm_layout
+        from coopdialect.dialects.spirv_rules import (check_arm_layout, check_layout_operand, check_matrix_pointer,
+                                                      check_stride)
 
         check_arm_layout(self.result.type, self.layout, self.stride, self.OPNAME)
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_layout_operand(self.layout, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
 
 @irdl_op_definition
 class KHRCooperativeMatrixStoreOp(SpirvInstruction):
@@ -773,9 +842,13 @@ class KHRCooperativeMatrixStoreOp(SpirvInstruction):
 
     def verify_(self) -> None:
         super().verify_()
-        from coopdialect.dialects.spirv_rules import check_arm_layout
+        from coopdialect.dialects.spirv_rules import (check_arm_layout, check_layout_operand, check_matrix_pointer,
+                                                      check_stride)
 
         check_arm_layout(self.object.type, self.layout, self.stride, self.OPNAME)
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_layout_operand(self.layout, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
 
 @irdl_op_definition
 class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
@@ -818,6 +891,11 @@ class _MatrixLength(SpirvInstruction):
     def spirv_operands(self) -> list[object]:
         return [self.matrix_type]
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_matrix_type_operand
+
+        check_matrix_type_operand(self.matrix_type, self.OPNAME)
+
     @classmethod
     def from_spirv(cls, result_types: list[Attribute], items: list[object]) -> SpirvInstruction:
         if len(items) != 1 or not isinstance(items[0], TypeAttribute):
@@ -856,6 +934,13 @@ class NVCooperativeMatrixLoadOp(SpirvInstruction):
             super().__init__(operands=[pointer, stride, column_major], result_types=[result_type],
                              properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_matrix_pointer, check_stride
+
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
+
 
 @irdl_op_definition
 class NVCooperativeMatrixStoreOp(SpirvInstruction):
@@ -877,6 +962,13 @@ class NVCooperativeMatrixStoreOp(SpirvInstruction):
         props = _props(memory_access=memory_access)
         if not _fast_init(self, [pointer, obj, stride, column_major], (), props):
             super().__init__(operands=[pointer, obj, stride, column_major], properties=props)
+
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_matrix_pointer, check_stride
+
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
 
 
 @irdl_op_definition
@@ -975,6 +1067,9 @@ class _MergeOp(SpirvInstruction):
         for succ in self.successors:
             if succ.parent is not block.parent:
                 raise VerifyException(f"'{self.name}' names a block of a different region")
+        if self.successors[0] is block:  # SPIR-V 2.11: a merge block is not its own header
+            raise VerifyException(f"'{self.name}': the Merge Block may not be the block containing the merge "
+                                  "instruction")
         self.verify_()
 
 
@@ -1172,7 +1267,18 @@ class GlobalVariableOp(IRDLOperation):
         if (self.descriptor_set is None) != (self.binding is None):
             raise VerifyException("spirv.GlobalVariable needs both descriptor_set and binding, or neither")
         if self.decorations is not None:
-            parse_enum_operand("Decoration", self.decorations.data)
+            names = [n for n, _ in parse_enum_operand("Decoration", self.decorations.data)]
+            if len(set(names)) != len(names):
+                raise VerifyException("a decoration may be applied to a variable only once")
+        sc = self.type.storage_class.data
+        if sc in ("StorageBuffer", "Uniform", "PushConstant"):
+            from coopdialect.dialects.spirv_rules import check_block_layout
+
+            st = self.type.pointee
+            if not isinstance(st, StructType) or not st.block.data:
+                raise VerifyException(f"a {sc} variable must be a struct decorated Block (Vulkan, "
+                                      "VUID-StandaloneSpirv-OpTypeRuntimeArray-04680 and 14.5.2)")
+            check_block_layout(st, sc, f"@{self.sym_name.data}")
 
     @classmethod
     def parse(cls, parser: Parser) -> GlobalVariableOp:
@@ -1247,6 +1353,9 @@ class EntryPointOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_enumerant("ExecutionModel", self.execution_model.data)
+        names = [s.root_reference.data for s in self.interface]
+        if len(set(names)) != len(names):
+            raise VerifyException("OpEntryPoint: an Interface <id> may be listed only once")
 
     @classmethod
     def parse(cls, parser: Parser) -> EntryPointOp:
@@ -1291,6 +1400,8 @@ class ExecutionModeOp(IRDLOperation):
         if len(params) != len(self.values) or any(k != "LiteralInteger" for k, _ in params):
             raise VerifyException(f"ExecutionMode {self.execution_mode.data} takes {len(params)} "
                                   "literal operand(s)")
+        if self.execution_mode.data in ("LocalSize", "LocalSizeHint") and 0 in [v.data for v in self.values]:
+            raise VerifyException(f"{self.execution_mode.data}: the workgroup size must not have a zero dimension")
 
     @classmethod
     def parse(cls, parser: Parser) -> ExecutionModeOp:

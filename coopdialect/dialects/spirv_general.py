@@ -167,6 +167,10 @@ class CompositeConstant(IRDLOperation):
         for c in self.constituents:
             if not isinstance(c.owner, CONSTANT_OPS):
                 raise VerifyException("spirv.ConstantComposite constituents must be constants")
+        from coopdialect.dialects import spirv_rules
+
+        spirv_rules.check_composite_constituents(self.result.type, [c.type for c in self.constituents],
+                                                 "OpConstantComposite")
 
 
 @irdl_op_definition
@@ -255,7 +259,10 @@ class SpecConstantOperationOp(IRDLOperation):
         for lit in self.literals:
             if not isinstance(lit, IntAttr | TypeAttribute):
                 raise VerifyException("OpSpecConstantOp: trailing operands are literal integers or a type")
-        if "Length" in op and (self.args or len(self.literals) != 1 or not isinstance(self.literals.data[0], TypeAttribute)):
+        from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
+
+        if "Length" in op and (self.args or len(self.literals) != 1
+                               or not isinstance(self.literals.data[0], COOP_MATRIX_TYPES)):
             raise VerifyException(f"OpSpecConstantOp {op}: takes one cooperative matrix type")
 
     @classmethod

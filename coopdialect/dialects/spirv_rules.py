@@ -221,3 +221,336 @@ def check_arm_layout(matrix_type, layout: SSAValue, stride: SSAValue | None, ins
     if name == "ColumnBlockedInterleavedARM" and rows_ % (4 * s):
         raise _fail(f"with MemoryLayout ColumnBlockedInterleavedARM Rows must be a multiple of 4 * Stride = "
                     f"{4 * s}, got {rows_} ({ARM})", inst)
+
+
+# -- Vulkan buffer layout (Vulkan spec "Offset and Stride Assignment"; relaxed block layout, core
+#    in Vulkan 1.1, which spirv-val checks for --target-env vulkan1.3) ---------------------------
+
+def _size_align(t) -> tuple[int | None, int]:
+    """(size in bytes or None for a runtime array, base alignment in bytes) of an explicitly laid out type."""
+    from xdsl.dialects.builtin import VectorType
+
+    from coopdialect.dialects.spirv import ArrayType, PointerType, RuntimeArrayType, StructType
+
+    if isinstance(t, IntegerType):
+        n = max(1, t.width.data // 8)
+        return n, n
+    if isinstance(t, AnyFloat):
+        n = t.bitwidth // 8
+        return n, n
+    if isinstance(t, VectorType):
+        n, a = _size_align(t.element_type)
+        return n * t.get_shape()[0], a  # relaxed layout: a vector aligns to its component
+    if isinstance(t, PointerType):  # a PhysicalStorageBuffer pointer (64-bit)
+        return 8, 8
+    if isinstance(t, ArrayType | RuntimeArrayType):
+        _, a = _size_align(t.element_type)
+        n = None if isinstance(t, RuntimeArrayType) else t.stride.data * t.length.data
+        return n, a
+    if isinstance(t, StructType):
+        align, end = 1, 0
+        for m, off in zip(t.members, t.offsets):
+            size, a = _size_align(m)
+            align = max(align, a)
+            end = max(end, off.data + (size or 0))
+        return end, align
+    raise VerifyException(f"type {t} has no explicit layout")
+
+
+def check_block_layout(struct, storage_class: str, where: str) -> None:
+    """A Block struct in StorageBuffer / Uniform / PushConstant / PhysicalStorageBuffer storage:
+    every member has an Offset aligned to its base alignment, members do not overlap and are in
+    increasing order, only the last member may be a runtime array, every array has an ArrayStride
+    that is a multiple of its element's alignment and at least the element's size (recursively)."""
+    from coopdialect.dialects.spirv import RuntimeArrayType, StructType
+
+    inst = f"{storage_class} {where}"
+    end = 0
+    n = len(struct.members)
+    for i, (m, off) in enumerate(zip(struct.members, struct.offsets)):
+        o = off.data
+        if o < 0:
+            raise _fail(f"member {i} of a Block struct needs an Offset decoration (Vulkan layout)", inst)
+        size, align = _size_align(m)
+        if o % align:
+            raise _fail(f"member {i} at Offset {o} is not aligned to {align} bytes (Vulkan layout)", inst)
+        if o < end:
+            raise _fail(f"member {i} at Offset {o} overlaps the previous member (Vulkan layout)", inst)
+        if isinstance(m, RuntimeArrayType) and i != n - 1:
+            raise _fail("only the last member of a Block struct may be a runtime array", inst)
+        _check_array_strides(m, inst)
+        if isinstance(m, StructType):
+            check_block_layout(m, storage_class, where)
+        end = o + (size or 0)
+
+
+def _check_array_strides(t, inst: str) -> None:
+    from coopdialect.dialects.spirv import ArrayType, RuntimeArrayType, StructType
+
+    if isinstance(t, ArrayType | RuntimeArrayType):
+        size, align = _size_align(t.element_type)
+        s = t.stride.data
+        if s <= 0 or s % align or (size is not None and s < size):
+            raise _fail(f"an array of {t.element_type} needs an ArrayStride that is a positive multiple of "
+                        f"{align} and at least {size} bytes, got {s} (Vulkan layout)", inst)
+        _check_array_strides(t.element_type, inst)
+    elif isinstance(t, StructType):
+        for m in t.members:
+            _check_array_strides(m, inst)
+
+
+# -- core type rules of memory instructions (SPIR-V 3.42.8) -----------------------------------
+
+def same_type(a, b) -> bool:
+    """Whether two types encode as the same SPIR-V type: OpTypeInt has no unsigned-vs-signless
+    distinction (Signedness 0 for both), recursively inside composites."""
+    return _canon(a) == _canon(b)
+
+
+def _canon(t):
+    from xdsl.dialects.builtin import Signedness, VectorType
+
+    from coopdialect.dialects.spirv import (
+        ArrayType,
+        CooperativeMatrixType,
+        NVCooperativeMatrixType,
+        PointerType,
+        RuntimeArrayType,
+        StructType,
+    )
+
+    if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
+        return IntegerType(t.width.data)
+    if isinstance(t, VectorType):
+        return VectorType(_canon(t.element_type), t.get_shape())
+    if isinstance(t, PointerType):
+        return PointerType(_canon(t.pointee), t.storage_class.data)
+    if isinstance(t, RuntimeArrayType):
+        return RuntimeArrayType(_canon(t.element_type), t.stride.data)
+    if isinstance(t, ArrayType):
+        return ArrayType(t.length.data, _canon(t.element_type), t.stride.data)
+    if isinstance(t, StructType):
+        return StructType([_canon(m) for m in t.members], [o.data for o in t.offsets], bool(t.block.data),
+                          [d.data for d in t.member_decorations])
+    if isinstance(t, CooperativeMatrixType):
+        return CooperativeMatrixType(t.rows.data, t.columns.data, _canon(t.element_type), t.scope.data, t.use.data)
+    if isinstance(t, NVCooperativeMatrixType):
+        return NVCooperativeMatrixType(t.rows.data, t.columns.data, _canon(t.element_type), t.scope.data)
+    return t
+
+
+def check_access_chain(op) -> None:
+    """OpAccessChain: integer scalar Indexes; a struct is indexed by a constant below its member
+    count, a fixed-size array by a constant (when constant) below its length; Result Type is a
+    pointer, in Base's storage class, to the type the Indexes reach."""
+    from xdsl.dialects.builtin import VectorType
+
+    from coopdialect.dialects.spirv import (
+        COOP_MATRIX_TYPES,
+        ArrayType,
+        PointerType,
+        RuntimeArrayType,
+        StructType,
+    )
+
+    inst = "OpAccessChain"
+    t = op.base.type.pointee
+    sc = op.base.type.storage_class.data
+    for i, v in enumerate(op.indices):
+        if not isinstance(v.type, IntegerType) or v.type.width.data == 1:
+            raise _fail(f"Indexes must be scalar integers, index {i} is {v.type}", inst)
+        k = _constant_int(v)
+        if isinstance(t, StructType):
+            if k is None or not 0 <= k < len(t.members):
+                raise _fail(f"index {i} into a struct of {len(t.members)} members must be a constant in range", inst)
+            t = t.members.data[k]
+        elif isinstance(t, ArrayType):
+            # buffer memory is addressed past a sized array (glslang's array-of-1 members); spirv-val
+            # checks constant bounds for the other storage classes
+            if k is not None and not 0 <= k < t.length.data and sc not in _BUFFER_CLASSES:
+                raise _fail(f"constant index {k} is out of bounds of an array of {t.length.data}", inst)
+            t = t.element_type
+        elif isinstance(t, RuntimeArrayType):
+            t = t.element_type
+        elif isinstance(t, VectorType):
+            if k is not None and not 0 <= k < t.get_shape()[0]:
+                raise _fail(f"constant index {k} is out of bounds of a vector of {t.get_shape()[0]}", inst)
+            t = t.element_type
+        elif isinstance(t, COOP_MATRIX_TYPES):
+            t = t.element_type
+        else:
+            raise _fail(f"index {i} indexes into {t}, which is not a composite", inst)
+    rt = op.result.type
+    if not isinstance(rt, PointerType) or rt.storage_class.data != op.base.type.storage_class.data \
+            or not same_type(rt.pointee, t):
+        raise _fail(f"Result Type must be a pointer to {t} in {op.base.type.storage_class.data}, got {rt}", inst)
+
+
+MATRIX_STORAGE_CLASSES = ("StorageBuffer", "Workgroup", "PhysicalStorageBuffer")
+_BUFFER_CLASSES = ("StorageBuffer", "PhysicalStorageBuffer", "Uniform", "PushConstant")
+
+
+def check_matrix_pointer(pointer, inst: str) -> None:
+    """Cooperative matrix loads/stores address StorageBuffer, Workgroup or PhysicalStorageBuffer
+    memory (Vulkan, VUID-StandaloneSpirv-Pointer-08973)."""
+    sc = pointer.type.storage_class.data
+    if sc not in MATRIX_STORAGE_CLASSES:
+        raise _fail(f"Pointer must point to StorageBuffer, Workgroup or PhysicalStorageBuffer memory, got {sc} "
+                    "(VUID-StandaloneSpirv-Pointer-08973)", inst)
+
+
+def check_layout_operand(layout: SSAValue, inst: str) -> None:
+    """MemoryLayout is the <id> of a 32-bit integer constant instruction (SPV_KHR_cooperative_matrix)."""
+    owner = getattr(layout, "owner", None)
+    name = getattr(owner, "name", "")
+    if name not in ("spirv.Constant", "spirv.SpecConstant", "spirv.SpecConstantOperation") \
+            or not isinstance(layout.type, IntegerType) or layout.type.width.data != 32:
+        raise _fail("MemoryLayout must be a 32-bit integer constant instruction", inst)
+
+
+_INT_OPS = {"OpIAdd", "OpISub", "OpIMul", "OpSDiv", "OpUDiv", "OpSRem", "OpSMod", "OpUMod", "OpBitwiseAnd",
+            "OpBitwiseOr", "OpBitwiseXor"}
+_FLOAT_OPS = {"OpFAdd", "OpFSub", "OpFMul", "OpFDiv"}
+_SHIFTS = {"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"}
+
+
+def _shape(t):
+    """(kind, width, count) of a scalar, vector or cooperative matrix type."""
+    from xdsl.dialects.builtin import VectorType
+
+    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
+
+    count = 1
+    if isinstance(t, VectorType):
+        count, t = t.get_shape()[0], t.element_type
+    elif isinstance(t, COOP_MATRIX_TYPES):
+        count, t = -1, t.element_type
+    if isinstance(t, IntegerType):
+        return ("bool" if t.width.data == 1 else "int", t.width.data, count)
+    if isinstance(t, AnyFloat):
+        return ("float", t.bitwidth, count)
+    return ("other", 0, count)
+
+
+def check_arithmetic(op) -> None:
+    """Binary arithmetic (SPIR-V 3.42.13): float instructions take operands of Result Type;
+    integer ones integer operands of Result Type's component width and count (signedness may
+    differ); a shift's Base has Result Type's shape; on cooperative matrices every operand has
+    Result Type (the KHR/NV element-wise rules)."""
+    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
+
+    inst = op.OPNAME
+    rt = op.result.type
+    if isinstance(rt, COOP_MATRIX_TYPES) and inst in _INT_OPS | _FLOAT_OPS | {"OpFNegate", "OpSNegate"}:
+        if not all(same_type(v.type, rt) for v in op.operands):
+            raise _fail("operands on cooperative matrices must have the type of Result Type", inst)
+        return
+    r = _shape(rt)
+    if inst in _FLOAT_OPS:
+        if r[0] != "float" or not all(same_type(v.type, rt) for v in op.operands):
+            raise _fail("Result Type and the operands must be one floating-point type", inst)
+    elif inst in _INT_OPS:
+        if r[0] != "int" or any(_shape(v.type) != r for v in op.operands):
+            raise _fail("the operands must be integers of Result Type's width and component count", inst)
+    elif inst == "OpFNegate":
+        if r[0] != "float" or not same_type(op.operands[0].type, rt):
+            raise _fail("Result Type and the operand must be one floating-point type", inst)
+    elif inst in ("OpSNegate", "OpNot"):
+        if r[0] != "int" or _shape(op.operands[0].type) != r:
+            raise _fail("the operand must be an integer of Result Type's width and component count", inst)
+    elif inst in _SHIFTS:
+        b, s = _shape(op.operands[0].type), _shape(op.operands[1].type)
+        if r[0] != "int" or b != r or s[0] != "int" or s[2] != r[2]:
+            raise _fail("Base must have Result Type's shape and Shift integer components of its count", inst)
+
+
+def check_composite_constituents(rt, types: list, inst: str) -> None:
+    """OpConstantComposite / OpSpecConstantComposite: one constituent per member of a struct
+    (of the member's type), per component of a vector or element of an array (of its type), or
+    one of the component type for a cooperative matrix (SPIR-V 3.42.7)."""
+    from xdsl.dialects.builtin import VectorType
+
+    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES, ArrayType, StructType
+
+    if isinstance(rt, StructType):
+        want = list(rt.members)
+    elif isinstance(rt, VectorType):
+        want = [rt.element_type] * rt.get_shape()[0]
+    elif isinstance(rt, ArrayType):
+        want = [rt.element_type] * rt.length.data
+    elif isinstance(rt, COOP_MATRIX_TYPES):
+        want = [rt.element_type]
+    else:
+        raise _fail(f"Result Type {rt} is not a composite", inst)
+    if len(want) != len(types) or not all(same_type(a, b) for a, b in zip(want, types)):
+        raise _fail(f"the Constituents must match Result Type's {len(want)} members/components in type", inst)
+
+
+def check_composite_indices(t, indices: list[int], element, inst: str) -> None:
+    """OpCompositeExtract / OpCompositeInsert: each literal Index is in range of the struct,
+    array or vector it indexes (a cooperative matrix's length is known only at run time), and the
+    indexed type is the Result Type (extract) or the Object's type (insert)."""
+    from xdsl.dialects.builtin import VectorType
+
+    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES, ArrayType, StructType
+
+    for k in indices:
+        if isinstance(t, StructType):
+            n, nxt = len(t.members), (t.members.data[k] if 0 <= k < len(t.members) else None)
+        elif isinstance(t, ArrayType):
+            n, nxt = t.length.data, t.element_type
+        elif isinstance(t, VectorType):
+            n, nxt = t.get_shape()[0], t.element_type
+        elif isinstance(t, COOP_MATRIX_TYPES):
+            n, nxt = None, t.element_type
+        else:
+            raise _fail(f"index {k} indexes into {t}, which is not a composite", inst)
+        if k < 0 or (n is not None and k >= n):
+            raise _fail(f"index {k} is out of bounds of a composite of {n}", inst)
+        t = nxt
+    if not same_type(t, element):
+        raise _fail(f"the indexed type {t} must be {element}", inst)
+
+
+_CONVERSION_KINDS = {"OpConvertFToU": ("float", "int"), "OpConvertFToS": ("float", "int"),
+                     "OpConvertSToF": ("int", "float"), "OpConvertUToF": ("int", "float"),
+                     "OpUConvert": ("int", "int"), "OpSConvert": ("int", "int"), "OpFConvert": ("float", "float")}
+_BOOL_COMPARES = {"OpLogicalEqual", "OpLogicalNotEqual", "OpLogicalAnd", "OpLogicalOr"}
+
+
+def check_conversion(op) -> None:
+    """Conversion instructions (SPIR-V 3.42.11): the operand and Result Type are of the kinds the
+    instruction converts between, with the same component count (cooperative matrices: of the
+    same shape, Scope and Use)."""
+    inst = op.OPNAME
+    kinds = _CONVERSION_KINDS.get(inst)
+    if kinds is None:
+        return
+    a, r = _shape(op.operands[0].type), _shape(op.result.type)
+    if (a[0], r[0]) != kinds or a[2] != r[2]:
+        raise _fail(f"converts {kinds[0]} to {kinds[1]} components of one count, got {op.operands[0].type} -> "
+                    f"{op.result.type}", inst)
+
+
+def check_compare(op) -> None:
+    """Comparison instructions (SPIR-V 3.42.15): integer (I*, S*, U*), float (FOrd*) or boolean
+    (Logical*) operands of one component count and width; Result Type booleans of that count."""
+    inst = op.OPNAME
+    a, b, r = _shape(op.lhs.type), _shape(op.rhs.type), _shape(op.result.type)
+    want = "bool" if inst in _BOOL_COMPARES else "float" if inst.startswith("OpFOrd") else "int"
+    if a[0] != want or b[0] != want or a[2] != b[2] or a[1] != b[1] or r[0] != "bool" or r[2] != a[2]:
+        raise _fail(f"the operands must be {want} scalars or vectors of one shape and Result Type booleans of "
+                    "their count", inst)
+
+
+def check_stride(stride, inst: str) -> None:
+    """Stride of a cooperative matrix load/store is a scalar integer."""
+    if stride is not None and (not isinstance(stride.type, IntegerType) or stride.type.width.data == 1):
+        raise _fail(f"Stride must be a scalar integer, got {stride.type}", inst)
+
+
+def check_matrix_type_operand(t, inst: str) -> None:
+    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
+
+    if not isinstance(t, COOP_MATRIX_TYPES):
+        raise _fail(f"Type must be a cooperative matrix type, got {t}", inst)

@@ -40,6 +40,8 @@ from coopdialect.spirv.requirements import derive_requirements, implied_closure,
 from coopdialect.spirv.tensor_operands import TENSOR_MEMORY_OPS, decode_tensor_memory
 
 # debug instructions dropped on reading (OpSource / OpSourceExtension are kept as spirv.Source)
+# extended instruction sets a module may import (others are unknown to the validators, too)
+_EXT_INST_SETS = {"GLSL.std.450"}
 _IGNORED = {"OpString", "OpModuleProcessed", "OpMemberName", "OpLine", "OpNoLine"}
 _FLOATS = {16: Float16Type, 32: Float32Type, 64: Float64Type}
 _TYPE_DECORATIONS = {"ArrayStride", "Block", "Offset"}
@@ -124,6 +126,14 @@ class _Reader:
             raise self.err(f"id {id_} is not a type")
         return t
 
+    def value_type(self, id_: int) -> Attribute:
+        """The Result Type of a value: any type but a function type (SPIR-V 2.2.2: a function
+        type only types an OpFunction)."""
+        t = self.type(id_)
+        if isinstance(t, FunctionType):
+            raise self.err(f"id {id_} is a function type, which no value may have")
+        return t
+
     def const_int(self, id_: int) -> int:
         if id_ not in self.const_ints:
             raise self.err(f"id {id_} is not an integer constant")
@@ -174,6 +184,8 @@ class _Reader:
                     if not ws:
                         raise ValueError("missing result id")
                     self.ext_sets[ws[0]] = self.string(ws[1:])
+                    if self.ext_sets[ws[0]] not in _EXT_INST_SETS:
+                        raise ValueError(f"extended instruction set '{self.ext_sets[ws[0]]}' is not supported")
                     module_ops.append(spirv_general.ExtInstImportOp(self.ext_sets[ws[0]]))
                 elif op == "OpCapability":
                     caps.append(self.enum_name("Capability", self.one(ws)))
@@ -219,7 +231,7 @@ class _Reader:
                     module_ops.append(self.global_variable(ws))
                 elif op == "OpUndef":
                     self.count(ws, 2)
-                    u = spirv.UndefOp(self.type(ws[0]))
+                    u = spirv.UndefOp(self.value_type(ws[0]))
                     self.define(ws[1], u.result)
                     module_ops.append(u)
                 elif op == "OpFunction":
@@ -323,6 +335,8 @@ class _Reader:
             t = IntegerType(1)
         elif op == "OpTypeInt":
             self.count(a, 2)
+            if a[0] not in (8, 16, 32, 64) or a[1] not in (0, 1):
+                raise ValueError(f"OpTypeInt needs a width of 8, 16, 32 or 64 and a Signedness of 0 or 1, got {a}")
             t = IntegerType(a[0], Signedness.SIGNED if a[1] else Signedness.SIGNLESS)
         elif op == "OpTypeFloat":
             if len(a) != 1:
@@ -332,6 +346,8 @@ class _Reader:
             t = _FLOATS[a[0]]()
         elif op == "OpTypeVector":
             self.count(a, 2)
+            if a[1] not in (2, 3, 4, 8, 16):
+                raise ValueError(f"a vector has 2, 3, 4, 8 or 16 components, not {a[1]}")
             t = VectorType(self.type(a[0]), [a[1]])
         elif op == "OpTypePointer":
             self.count(a, 2)
@@ -385,7 +401,7 @@ class _Reader:
     def constant(self, op: str, ws: list[int]) -> spirv.ConstantOp:
         if len(ws) < 2:
             raise ValueError("missing result type/id")
-        t, rid, a = self.type(ws[0]), ws[1], ws[2:]
+        t, rid, a = self.value_type(ws[0]), ws[1], ws[2:]
         if op in ("OpConstantTrue", "OpConstantFalse"):
             self.count(a, 0)
             c = spirv.ConstantOp(op == "OpConstantTrue", t)
@@ -437,7 +453,7 @@ class _Reader:
         """OpSpecConstant{,True,False}: a scalar default value and its SpecId."""
         if len(ws) < 2:
             raise ValueError("missing result type/id")
-        t, rid, a = self.type(ws[0]), ws[1], ws[2:]
+        t, rid, a = self.value_type(ws[0]), ws[1], ws[2:]
         if op == "OpSpecConstant":
             if not isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type) or t == IntegerType(1):
                 raise ValueError(f"specialization constant of type {t} is not supported")
@@ -602,7 +618,7 @@ class _Reader:
                     ws = inst.words
                     if len(ws) < 4 or len(ws) % 2:
                         raise self.err("OpPhi: wrong operand count")
-                    arg = block.insert_arg(self.type(ws[0]), len(block.args))
+                    arg = block.insert_arg(self.value_type(ws[0]), len(block.args))
                     self.values[ws[1]] = arg
                     self.hint(arg, ws[1])
                     phis.setdefault(lid, []).append((ws[1], ws[2:]))
@@ -725,7 +741,7 @@ class _Reader:
         n = int(has_type) + int(has_id)
         if len(ws) < n:
             raise ValueError("missing result type/id")
-        result_types = [self.type(ws[0])] if has_type else []
+        result_types = [self.value_type(ws[0])] if has_type else []
         if cls in TENSOR_MEMORY_OPS:  # <id> parameters of an enumerant (Tensor Addressing Operands)
             new = decode_tensor_memory(cls, result_types, ws[n:], lambda w: operand("id", w))
         else:
@@ -796,11 +812,37 @@ def deserialize(data: bytes, ctx=None, file: str = "<binary>") -> spirv.ModuleOp
         module = reader.read()
         _verify(module)
         _check_requirements(module)
+        _check_builtins(module)
     except SpirvReadError:
         raise
     except Exception as e:  # a construct the checks above missed: still the one-line read error
         raise SpirvReadError(f"cannot read: {type(e).__name__}: {_one_line(e)}", reader.offset) from None
     return module
+
+
+# BuiltIns a GLCompute entry point may use (Vulkan "Built-In Variables": the others are for
+# graphics stages)
+_COMPUTE_BUILTINS = {"NumWorkgroups", "WorkgroupSize", "WorkgroupId", "LocalInvocationId", "GlobalInvocationId",
+                     "LocalInvocationIndex", "SubgroupSize", "NumSubgroups", "SubgroupId",
+                     "SubgroupLocalInvocationId", "SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask",
+                     "SubgroupLeMask", "SubgroupLtMask", "DeviceIndex", "BaseInstance"}
+
+
+def _check_builtins(module: spirv.ModuleOp) -> None:
+    """Compute shaders only: every entry point is GLCompute (the execution modes and builtins
+    checked here are those of compute), and its builtins are compute ones."""
+    for op in module.ops:
+        if isinstance(op, spirv.EntryPointOp) and op.execution_model.data != "GLCompute":
+            loc = op.location
+            raise SpirvReadError(f"execution model {op.execution_model.data} is not supported (compute shaders: "
+                                 "GLCompute only)", loc.column.data if isinstance(loc, FileLineColLoc) else 0)
+    for op in module.ops:
+        if isinstance(op, spirv.GlobalVariableOp) and op.built_in is not None \
+                and op.built_in.data not in _COMPUTE_BUILTINS:
+            loc = op.location
+            raise SpirvReadError(f"invalid module: BuiltIn {op.built_in.data} is not available to a GLCompute "
+                                 "entry point (Vulkan built-in variables)",
+                                 loc.column.data if isinstance(loc, FileLineColLoc) else 0)
 
 
 def _check_requirements(module: spirv.ModuleOp) -> None:
@@ -812,6 +854,8 @@ def _check_requirements(module: spirv.ModuleOp) -> None:
                              f"got {module.memory_model.data}")
     declared = implied_closure([c.data for c in module.capabilities])
     exts = {e.data for e in module.extensions}
+    if "Kernel" in declared:
+        raise SpirvReadError("the Kernel capability (OpenCL) is not supported: compute shaders (Shader) only")
     version = version_of(module)
     for cap in sorted(declared):  # a declared capability's extension is declared too
         _, _, cexts, _, cversion = ENUMS["Capability"][cap]

@@ -172,6 +172,9 @@ def collect_features(module: spirv.ModuleOp) -> list[Feature]:
             for prop, kind in op.ENUM_PROPS:
                 if (v := op.properties.get(prop)) is not None:
                     feats.extend(Feature(kind, n, where) for n, _ in spirv.parse_enum_operand(kind, v.data))
+        elif isinstance(op, spirv.FuncOp) and op.function_control is not None:
+            feats.extend(Feature("FunctionControl", n, where)
+                         for n, _ in spirv.parse_enum_operand("FunctionControl", op.function_control.data))
         elif isinstance(op, spirv.EntryPointOp):
             feats.append(Feature("ExecutionModel", op.execution_model.data, where))
         elif isinstance(op, spirv.ExecutionModeOp):
@@ -226,6 +229,9 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
                 if (v := op.properties.get(prop)) is not None:
                     for k in _enum_keys(kind, v.data):
                         add(k, where)
+        elif isinstance(op, spirv.FuncOp) and op.function_control is not None:
+            for k in _enum_keys("FunctionControl", op.function_control.data):
+                add(k, where)
         elif isinstance(op, spirv.EntryPointOp):
             add(("ExecutionModel", op.execution_model.data), where)
         elif isinstance(op, spirv.ExecutionModeOp):
