@@ -421,7 +421,7 @@ class _Kernel:
     def raise_loop(self, header: Block) -> Block:
         ops = list(header.ops)
         lm = next(o for o in ops if isinstance(o, spirv.LoopMergeOp))
-        merge, cont = lm.merge_block, lm.continue_block
+        merge = lm.merge_block  # the continue block is part of the body chain (it branches to the header)
         if merge.args:
             _refuse(lm, "OpPhis in a loop's merge block are not lifted")
         loop_blocks = self.region_blocks(header, merge)
@@ -485,7 +485,6 @@ class _Kernel:
             self.values[v] = r
         for f, r in zip(forwarded, loop.results[n + m:]):
             self.values[f] = r
-        _ = cont  # the continue block is part of the body chain (it branches back to the header)
         return merge
 
     @staticmethod

@@ -6,6 +6,7 @@ instruction."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,9 @@ from coopdialect.spirv.writer import serialize
 from validators import spirv_tool
 
 ROOT = Path(__file__).resolve().parent.parent
+# the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
+COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
+COOP_RUN = [sys.executable, "-m", "coopdialect.tools.coop_run"]
 
 
 def glslang(src: str, tmp_path: Path) -> bytes:
@@ -131,7 +135,7 @@ def test_arm_example_raised_equals_the_example(tmp_path):
 def test_what_cannot_be_lifted_is_one_line(src, instruction, tmp_path):
     f = tmp_path / "shader.spv"
     f.write_bytes(glslang(src, tmp_path))
-    r = subprocess.run(["coop-opt", str(f), "-p", "raise-spirv-to-coop"], capture_output=True, text=True)
+    r = subprocess.run([*COOP_OPT, str(f), "-p", "raise-spirv-to-coop"], capture_output=True, text=True)
     assert r.returncode == 1 and r.stdout == ""
     line = r.stderr.strip()
     assert "\n" not in line and line.startswith(f"{f}:0:") and instruction in line, line
@@ -220,7 +224,7 @@ def test_coop_run_interprets_glslang_output(tmp_path):
     for i, x in enumerate(arrays):
         np.save(tmp_path / f"{i}.npy", x)
         inputs += ["--input", f"{i}={tmp_path / f'{i}.npy'}"]
-    r = subprocess.run(["coop-run", str(spv), "--grid", f"{N // 16},{M // 16},1", *inputs, "--input", f"4={M}",
+    r = subprocess.run([*COOP_RUN, str(spv), "--grid", f"{N // 16},{M // 16},1", *inputs, "--input", f"4={M}",
                         "--input", f"5={N}", "--input", f"6={K}", "--save", str(tmp_path / "out")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -236,7 +240,7 @@ def test_raised_glslang_shader_retargets_to_ptx(tmp_path):
     spv = tmp_path / "khr.spv"
     spv.write_bytes(glslang("tests/data/coopmat_khr.comp", tmp_path))
     ptx = tmp_path / "khr.ptx"
-    r = subprocess.run(["coop-opt", str(spv), "-p", "raise-spirv-to-coop,convert-coop-to-ptx", "-t", "ptx",
+    r = subprocess.run([*COOP_OPT, str(spv), "-p", "raise-spirv-to-coop,convert-coop-to-ptx", "-t", "ptx",
                         "-o", str(ptx)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     r = subprocess.run([ptxas(), "-arch=sm_90a", str(ptx), "-o", str(tmp_path / "khr.cubin")],

@@ -30,6 +30,7 @@ SHADERS = [
     "tests/data/coopmat2_tensor_ops.comp",    # every other coopmat2 / tensor-addressing builtin, DecodeFunc
     "tests/data/coopmat_nv_length.comp",      # NV length() as OpSpecConstantOp, integer NV matrices
     "tests/data/coopmat_khr_int.comp",        # KHR integer MulAdd, length(), OpExecutionModeId
+    "tests/data/raise_gemm_select.comp",      # push constants, a selection, int8 saturating MulAdd
 ]
 # debug instructions the reader drops (names survive only as symbol names and SSA name hints)
 DROPPED = {"OpName", "OpMemberName", "OpString", "OpModuleProcessed", "OpLine", "OpNoLine",
