@@ -1047,6 +1047,23 @@ class BranchConditionalOp(SpirvInstruction):
         super().__init__(operands=[condition, list(true_args), list(false_args)],
                          successors=[true_target, false_target], properties=props)
 
+    def verify_(self) -> None:
+        # SPIR-V 2.11 (structured control flow): a conditional branch heads a selection (merge
+        # instruction before it) or a loop, or leaves the innermost loop (a break to its merge
+        # block, a branch to its continue target)
+        prev = self.prev_op
+        if isinstance(prev, _MergeOp):
+            return
+        region = self.parent_region()
+        exits = set()
+        for block in region.blocks if region is not None else ():
+            for op in block.ops:
+                if isinstance(op, LoopMergeOp):
+                    exits.update((id(op.merge_block), id(op.continue_block)))
+        if id(self.true_target) not in exits and id(self.false_target) not in exits:
+            raise VerifyException("OpBranchConditional: a selection must be structured (OpSelectionMerge before "
+                                  "it), unless it branches to a loop's merge block or continue target")
+
     def spirv_operands(self) -> list[object]:
         weights = [] if self.branch_weights is None else list(self.branch_weights.get_values())
         return [self.condition, self.true_target, self.false_target, *weights]
