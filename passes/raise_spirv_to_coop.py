@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, gpu, spirv, spirv_general
@@ -351,13 +351,13 @@ class _Kernel:
         for a, v in zip(target.args, args):
             self.values[a] = v
 
-    def region_blocks(self, start: Block, stop: Block, also_stop: Block | None = None) -> list[Block]:
-        """Blocks reachable from `start` without passing `stop` (or `also_stop`)."""
+    def region_blocks(self, start: Block, stop: Block) -> list[Block]:
+        """Blocks reachable from `start` without passing `stop`."""
         seen: list[Block] = []
         todo = [start]
         while todo:
             b = todo.pop()
-            if b is stop or b is also_stop or b in seen:
+            if b is stop or b in seen:
                 continue
             seen.append(b)
             term = b.last_op
@@ -693,13 +693,7 @@ class RaiseSpirvToCoopPass(ModulePass):
                     raise CoopError(e.op, e.message) from None
                 except (ValueError, KeyError, StopIteration) as e:
                     raise CoopError(entry, f"cannot lift: {e}") from None
-            Rewriter.insert_op(kernels, _before(spv))
+            Rewriter.insert_op(kernels, InsertPoint.before(spv))
             spv.detach()
             spv.erase()
-
-
-def _before(op: Operation):
-    from xdsl.rewriter import InsertPoint
-
-    return InsertPoint.before(op)
 

@@ -19,7 +19,6 @@ from xdsl.dialects.builtin import ModuleOp
 from coopdialect import api
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
-from coopdialect.spirv.writer import serialize
 from validators import spirv_tool
 
 ROOT = Path(__file__).resolve().parent.parent

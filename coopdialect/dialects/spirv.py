@@ -1471,7 +1471,8 @@ class ExecutionModeIdOp(IRDLOperation):
             args.append(parser.parse_operand())
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type) if args else []
+        if args:  # the operands' types, printed for readability (the operands carry them)
+            parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
         op = cls(fn, mode, args)
         op.attributes |= attrs
         return op
