@@ -361,6 +361,9 @@ class _Reader:
             t = spirv.RuntimeArrayType(self.type(a[0]), stride[0] if stride else 0)
         elif op == "OpTypeArray":
             self.count(a, 2)
+            if a[1] in self.values and a[1] not in self.const_ints:
+                raise ValueError("an array whose Length is a specialization constant is not supported "
+                                 "(array types here have a literal length)")
             stride = self.deco(rid, "ArrayStride")
             t = spirv.ArrayType(self.const_int(a[1]), self.type(a[0]), stride[0] if stride else 0)
         elif op == "OpTypeStruct":
