@@ -533,6 +533,8 @@ class _Kernel:
                 self.values[op.result] = r
             elif isinstance(p, _PushMember):
                 self.values[op.result] = p.value
+            elif isinstance(p, _BuiltinPointer) and p.name in _BUILTIN_SCALARS:
+                self.values[op.result] = self.builtin(p.name, 0, op)
             elif isinstance(p, _BuiltinPointer):
                 self.values[op.result] = _BuiltinVector(p.name) if p.component is None else self.builtin(p.name, p.component, op)
             else:
