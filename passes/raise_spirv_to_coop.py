@@ -18,11 +18,14 @@ What is lifted (the inverse of `convert-coop-to-spirv`, plus the shapes glslang 
 * a structured loop (OpLoopMerge) becomes `scf.while`, a selection (OpSelectionMerge) `scf.if`;
   OpPhi values and the variables a construct stores are carried as results;
 * scalar arithmetic becomes `arith` (SPIR-V's 32-bit integers signless; `index_cast` where an
-  offset or stride is needed), cooperative-matrix instructions the `coop` ops they come from.
+  offset or stride is needed), cooperative-matrix instructions the `coop` ops they come from;
+* tensor layouts/views and their Set/Slice instructions become `tensor_addr` ops, the
+  cooperative-matrix-2 instructions `coop.load_tensor`/`store_tensor`/`reduce`/`convert`/
+  `transpose`/`per_element_op`; a CombineFunc / Func becomes a `func.func` `<kernel>_<name>`.
 
-Anything else (function calls, extended instructions, coopmat2 / tensor-addressing instructions,
-`break`/`continue` out of a loop body, a dynamic index into a matrix) is refused with one line
-naming the instruction at its word offset (`file:0:W: error: ...`).
+Anything else (function calls, extended instructions, a DecodeFunc, a tensor load/store not at
+element 0, `break`/`continue` out of a loop body, a dynamic index into a matrix) is refused with
+one line naming the instruction at its word offset (`file:0:W: error: ...`).
 """
 
 from __future__ import annotations
@@ -50,7 +53,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from coopdialect.diagnostics import CoopError
-from coopdialect.dialects import coop, gpu, spirv, spirv_general
+from coopdialect.dialects import coop, coop_nv2, gpu, spirv, spirv_general, spirv_nv2
+from coopdialect.dialects import tensor_addr as ta
 from coopdialect.spirv.grammar_tables import ENUMS
 
 _INT_BINARY = {"OpIAdd": arith.AddiOp, "OpISub": arith.SubiOp, "OpIMul": arith.MuliOp, "OpSDiv": arith.DivSIOp,
@@ -134,6 +138,14 @@ def _scalar_type(t: Attribute) -> Attribute:
     return t
 
 
+# OpTensor*Set*NV / SliceNV -> the tensor_addr op of that instruction
+_TENSOR_SET = {c.SPIRV_NAME: c for c in (*ta.LAYOUT_SET_OPS, *ta.VIEW_SET_OPS)}
+
+
+def _reduce_mask(text: str) -> int:
+    return sum(ENUMS["CooperativeMatrixReduce"][n.strip()][0] for n in text.split("|"))
+
+
 def _coop_type(t: Attribute) -> Attribute:
     if isinstance(t, spirv.CooperativeMatrixType):
         # KHR: signedness is in the MulAdd's Matrix*SignedComponents operands, so components are
@@ -142,17 +154,23 @@ def _coop_type(t: Attribute) -> Attribute:
                                _USES[t.use.data])
     if isinstance(t, spirv.NVCooperativeMatrixType):
         return coop.MatrixType(t.rows.data, t.columns.data, t.element_type, t.scope.data)
+    if isinstance(t, spirv_nv2.TensorLayoutType):
+        return ta.TensorLayoutType(t.dim.data, t.clamp_mode.data)
+    if isinstance(t, spirv_nv2.TensorViewType):
+        return ta.TensorViewType(t.dim.data, bool(t.has_dimensions.data), t.perm)
     return _scalar_type(t)
 
 
 class _Kernel:
     """Lifts one entry point's function."""
 
-    def __init__(self, module: spirv.ModuleOp, entry: spirv.EntryPointOp):
+    def __init__(self, module: spirv.ModuleOp, entry: spirv.EntryPointOp, fn: spirv.FuncOp | None = None):
         self.module = module
         self.entry = entry
-        self.fn = next(op for op in module.ops if isinstance(op, spirv.FuncOp)
-                       and op.sym_name.data == entry.fn.root_reference.data)
+        self.kernel_name = entry.entry_point_name
+        self.fn = fn or next(op for op in module.ops if isinstance(op, spirv.FuncOp)
+                             and op.sym_name.data == entry.fn.root_reference.data)
+        self.helpers: dict[str, func.FuncOp] = {}
         self.globals = {op.sym_name.data: op for op in module.ops if isinstance(op, spirv.GlobalVariableOp)}
         self.values: dict[SSAValue, object] = {}
         self.block = Block()  # where ops are emitted now
@@ -326,10 +344,10 @@ class _Kernel:
                 if not isinstance(op, spirv.SelectionMergeOp):
                     self.lift(op)
             term = ops[-1]
-            if isinstance(term, spirv.ReturnOp):
+            if isinstance(term, spirv.ReturnOp | spirv.ReturnValueOp):
                 if stop is not None:
                     _refuse(term, "a return inside a loop or selection is not lifted")
-                self.emit(func.ReturnOp(), term)
+                self.emit(func.ReturnOp(*(self.ssa(v, term) for v in term.operands)), term)
                 return None
             if isinstance(term, spirv.BranchOp):
                 args = [self.value(a, term) for a in term.args]
@@ -577,6 +595,9 @@ class _Kernel:
         if isinstance(op, spirv.KHRCooperativeMatrixStoreOp | spirv.NVCooperativeMatrixStoreOp):
             self.emit(self.matrix_store(op), op)
             return
+        if isinstance(op, spirv_nv2.CooperativeMatrixLoadTensorOp | spirv_nv2.CooperativeMatrixStoreTensorOp):
+            self.tensor_memory(op)
+            return
         vals = [self.ssa(v, op) for v in ins]
         if isinstance(rt, coop.MatrixType) and name in _COOP_BY_SPIRV:
             cls = _COOP_BY_SPIRV[name]
@@ -591,6 +612,20 @@ class _Kernel:
             new = coop.MulAddOp(*vals, rt)
         elif isinstance(op, spirv.KHRCooperativeMatrixLengthOp | spirv.NVCooperativeMatrixLengthOp):
             new = coop.LengthOp(_coop_type(op.matrix_type))
+        elif isinstance(op, spirv_nv2.CreateTensorLayoutOp):
+            new = ta.CreateLayoutOp(rt)
+        elif isinstance(op, spirv_nv2.CreateTensorViewOp):
+            new = ta.CreateViewOp(rt)
+        elif name in _TENSOR_SET:
+            new = _TENSOR_SET[name](vals[0], vals[1:])
+        elif isinstance(op, spirv_nv2.CooperativeMatrixReduceOp):
+            new = coop_nv2.ReduceOp(vals[0], _reduce_mask(op.reduce.data), self.helper(op.combine_func, op), rt)
+        elif isinstance(op, spirv_nv2.CooperativeMatrixConvertOp):
+            new = coop_nv2.ConvertOp(vals[0], rt)
+        elif isinstance(op, spirv_nv2.CooperativeMatrixTransposeOp):
+            new = coop_nv2.TransposeOp(vals[0], rt)
+        elif isinstance(op, spirv_nv2.CooperativeMatrixPerElementOpOp):
+            new = coop_nv2.PerElementOp(self.helper(op.func, op), vals[0], vals[1:])
         elif name in _INT_BINARY:
             new = _INT_BINARY[name](*vals)
         elif name in _FLOAT_BINARY:
@@ -615,6 +650,60 @@ class _Kernel:
         self.emit(new, op)
         if op.results:
             self.values[op.results[0]] = new.results[0]
+
+    def tensor_memory(self, op) -> None:
+        """OpCooperativeMatrix{Load,Store}TensorNV -> coop.load_tensor / store_tensor, which address
+        the memref from element 0 (the tensor layout does the addressing)."""
+        p = self.pointer(op.pointer, op)
+        if self.const_index_or_none(p.index) != 0:
+            _refuse(op, "a tensor load/store whose Pointer is not element 0 of its buffer is not lifted "
+                        "(coop.load_tensor/store_tensor address the memref from element 0)")
+        if op.decode_func is not None:
+            _refuse(op, "a DecodeFunc is not lifted")
+        if op.memory_operand is not None and op.memory_operand.data != "None":
+            _refuse(op, "a Memory Operand on a tensor load/store is not lifted")
+        obj = self.ssa(op.object, op)
+        layout = self.ssa(op.layout, op)
+        view = None if op.view is None else self.ssa(op.view, op)
+        if isinstance(op, spirv_nv2.CooperativeMatrixLoadTensorOp):
+            new = self.emit(coop_nv2.LoadTensorOp(p.buffer, obj, layout, view), op)
+            self.values[op.result] = new.results[0]
+        else:
+            self.emit(coop_nv2.StoreTensorOp(obj, p.buffer, layout, view), op)
+
+    def const_index_or_none(self, v: SSAValue) -> int | None:
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data
+        return None
+
+    def helper(self, ref, user: Operation) -> str:
+        """The `func.func` lifted from the `spirv.func` a coop op references (CombineFunc, Func):
+        its parameters and result in coop types; lifted once per kernel."""
+        name = ref.root_reference.data
+        if name not in self.helpers:
+            fn = next((o for o in self.module.ops if isinstance(o, spirv.FuncOp) and o.sym_name.data == name), None)
+            if fn is None:
+                _refuse(user, f"@{name} is not a function of the module")
+            sub = _Kernel(self.module, self.entry, fn)
+            self.helpers[name] = sub.run_helper(self.kernel_name)
+            self.helpers.update(sub.helpers)
+        return self.helpers[name].sym_name.data
+
+    def run_helper(self, prefix: str) -> func.FuncOp:
+        ft = self.fn.function_type
+        ins = [_coop_type(t) for t in ft.inputs]
+        outs = [_coop_type(t) for t in ft.outputs]
+        body = Region(Block(arg_types=ins))
+        self.entry_block = self.block = body.block
+        self.buffers = {}
+        blocks = list(self.fn.body.blocks)
+        for a, v in zip(blocks[0].args, body.block.args):
+            self.values[a] = v
+        self.raise_chain(blocks[0], None)
+        helper = func.FuncOp(f"{prefix}_{self.fn.sym_name.data}", (ins, outs), body)
+        helper.location = self.fn.location
+        return helper
 
     def scalar_conversion(self, name: str, v: SSAValue, rt: Attribute, op: Operation) -> Operation:
         if name == "OpBitcast":
@@ -690,7 +779,9 @@ class RaiseSpirvToCoopPass(ModulePass):
                 if entry.execution_model.data != "GLCompute":
                     raise CoopError(entry, f"only GLCompute entry points are lifted, got {entry.execution_model.data}")
                 try:
-                    kernels.append(_Kernel(spv, entry).run())
+                    k = _Kernel(spv, entry)
+                    kernels.append(k.run())
+                    kernels += list(k.helpers.values())
                 except _Refuse as e:
                     raise CoopError(e.op, e.message) from None
                 except (ValueError, KeyError, StopIteration) as e:
