@@ -6,6 +6,7 @@
     ptx = api.compile_to_ptx(api.parse_file(...))      # PTX text for sm_90a
     api.run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # numpy, in place
     api.run_kernel(module, "gemm_f16", [A, B, C], (2, 2, 1), device="cuda", check=True)
+    kernels = api.read_spirv(open("shader.spv", "rb").read(), raise_to_coop=True)  # glslang's output
 
 Errors (docs/diagnostics.md), the same for every function:
 
@@ -64,6 +65,21 @@ def parse_file(path: str | os.PathLike) -> ModuleOp:
     with open(path, "rb") as f:
         data = f.read()
     return parse(decode_source(data, name), name)
+
+
+def read_spirv(data: bytes, name: str = "<binary>", raise_to_coop: bool = False) -> ModuleOp:
+    """A SPIR-V binary as a module holding its `spirv.module` (validated on reading; ops located at
+    `name:0:W`, W the word offset), or, with `raise_to_coop`, its kernels lifted by
+    `raise-spirv-to-coop`. A corrupt, invalid or unliftable binary is a CoopError."""
+    from coopdialect.diagnostics import CoopError
+    from coopdialect.spirv.errors import SpirvReadError
+    from coopdialect.spirv.reader import deserialize
+
+    try:
+        module = ModuleOp([deserialize(data, file=name)])
+    except SpirvReadError as e:
+        raise CoopError(None, e.message, where=f"{name}:0:{e.word}") from None
+    return run_pipeline(module, "raise-spirv-to-coop") if raise_to_coop else module
 
 
 def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:

@@ -34,6 +34,10 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         from coopdialect.passes.distribute_coop_workgroup import DistributeCoopWorkgroupPass
         return DistributeCoopWorkgroupPass
 
+    def raise_spirv_to_coop():
+        from coopdialect.passes.raise_spirv_to_coop import RaiseSpirvToCoopPass
+        return RaiseSpirvToCoopPass
+
     return {
         "fold-tensor-views": fold_tensor_views,
         "pipeline-coop-loads": pipeline_coop_loads,
@@ -41,4 +45,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "legalize-coop-sizes": legalize_coop_sizes,
         "convert-coop-to-spirv": convert_coop_to_spirv,
         "convert-coop-to-ptx": convert_coop_to_ptx,
+        "raise-spirv-to-coop": raise_spirv_to_coop,
     }

@@ -14,6 +14,7 @@ import pytest
 
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects import spirv_general as spg
+from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 from validators import spirv_tool, spirv_val
@@ -26,14 +27,22 @@ SHADERS = [
     "tests/data/coopmat2_nv.comp",            # GL_NV_cooperative_matrix2: tensor layout/view, reduce, per-element
     "tools/gpu/testdata/coopmat_khr_f16_f32.comp",  # readonly / writeonly buffers, push constants
     "tools/gpu/testdata/trivial.comp",
+    "tests/data/coopmat2_tensor_ops.comp",    # every other coopmat2 / tensor-addressing builtin, DecodeFunc
+    "tests/data/coopmat_nv_length.comp",      # NV length() as OpSpecConstantOp, integer NV matrices
+    "tests/data/coopmat_khr_int.comp",        # KHR integer MulAdd, length(), OpExecutionModeId
+    "tests/data/raise_gemm_select.comp",      # push constants, a selection, int8 saturating MulAdd
 ]
 # debug instructions the reader drops (names survive only as symbol names and SSA name hints)
-DROPPED = {"OpName", "OpMemberName", "OpString", "OpModuleProcessed", "OpLine", "OpNoLine"}
+DROPPED = {"OpName", "OpMemberName", "OpString", "OpModuleProcessed", "OpLine", "OpNoLine",
+           # not debug, but without meaning here: types are structural and emitted dependencies first,
+           # so a (non-recursive) pointer never needs a forward declaration
+           "OpTypeForwardPointer"}
 
 
 def glslang(src: str, tmp_path: Path) -> bytes:
     out = tmp_path / (Path(src).stem + ".spv")
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o", str(out),
+    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3",
+                        f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}", "-o", str(out),
                         str(ROOT / src)], capture_output=True, text=True)
     assert r.returncode == 0, f"glslangValidator failed on {src}:\n{r.stdout}{r.stderr}"
     return out.read_bytes()

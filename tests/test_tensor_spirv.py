@@ -15,6 +15,7 @@ from coopdialect import api
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects import spirv_nv2 as nv2
 from coopdialect.spirv.reader import deserialize
+from coopdialect.spirv.tensor_operands import decode_tensor_memory, encode_tensor_memory
 from coopdialect.spirv.writer import serialize
 from validators import spirv_val
 
@@ -40,12 +41,12 @@ def test_tensor_addressing_operand_words():
     ptr, obj, layout, view = block.args
     op = nv2.CooperativeMatrixLoadTensorOp(ptr, obj, layout, view, "Nontemporal", "decode")
     names = {ptr: "P", obj: "O", layout: "L", view: "V"}
-    words = op.encode_spirv(lambda v: names.get(v, v))
+    words = encode_tensor_memory(op, lambda v: names.get(v, v))
     # Nontemporal = 0x4 (MemoryAccess); TensorView = 0x1, DecodeFunc = 0x2
     assert words == ["P", "O", "L", 0x4, 0x3, "V", SymbolRefAttr("decode")]
     ids = {1: ptr, 2: obj, 3: layout, 4: view, 9: SymbolRefAttr("decode")}
-    back = nv2.CooperativeMatrixLoadTensorOp.decode_spirv([mat], [1, 2, 3, 0x4, 0x3, 4, 9], ids.__getitem__)
+    back = decode_tensor_memory(nv2.CooperativeMatrixLoadTensorOp, [mat], [1, 2, 3, 0x4, 0x3, 4, 9], ids.__getitem__)
     assert back.view is view and back.decode_func == SymbolRefAttr("decode")
     assert back.memory_operand.data == "Nontemporal"
     with pytest.raises(ValueError, match="missing the DecodeFunc operand"):
-        nv2.CooperativeMatrixLoadTensorOp.decode_spirv([mat], [1, 2, 3, 0, 0x3, 4], ids.__getitem__)
+        decode_tensor_memory(nv2.CooperativeMatrixLoadTensorOp, [mat], [1, 2, 3, 0, 0x3, 4], ids.__getitem__)

@@ -5,6 +5,7 @@ Conventions are xdsl-opt's (`-p 'pass{k=v},pass'`, `-t target`, `-o file`, `--sp
 
 * `-t spirv` writes a SPIR-V binary, `-t spirv-asm` its disassembly, `-t ptx` PTX text, `-t ptx-launch`
   its launch description (JSON, docs/runtime.md), `-t mlir` IR.
+* A `.spv` input (or `-f spirv`) is a SPIR-V binary, read into a `spirv.module` and validated.
 * Any error (syntax, unknown op, verifier, pass, emitter, unwritable output) is one line on stderr,
   `file:line:col: error: message`, and exit status 1; nothing is written to the output file unless
   the whole run succeeded.
@@ -88,6 +89,23 @@ class CoopOptMain(xDSLOptMain):
             return parser.parse_module(not self.args.no_implicit_module)
 
         self.available_frontends["mlir"] = parse_mlir
+
+        def parse_spirv(io: IO[bytes]) -> ModuleOp:
+            # like `mlir-translate --deserialize-spirv`: the binary becomes one spirv.module; a
+            # corrupt or invalid binary is one line at `file:0:W`, W the word offset at fault
+            from coopdialect.spirv.errors import SpirvReadError
+            from coopdialect.spirv.reader import deserialize
+
+            name = self.get_input_name()
+            data = io.read()
+            try:
+                spv = deserialize(data if isinstance(data, bytes) else data.encode(), file=name)
+            except SpirvReadError as e:
+                raise CoopError(None, e.message, where=f"{name}:0:{e.word}") from None
+            return ModuleOp([spv])
+
+        self.available_frontends["spv"] = parse_spirv  # by file extension
+        self.available_frontends["spirv"] = parse_spirv  # -f spirv
 
     _line_offset = 0
 

@@ -6,7 +6,10 @@
 
 Each memref argument gets the array from `--input I=FILE.npy` (I = argument index or name), or
 random data of the memref's shape and element type (small integers, so that float results are
-exact; `--seed` picks them). The kernel (default: the only func.func with a
+exact; `--seed` picks them); a scalar argument takes `--input I=NUMBER`. A `.spv` FILE is a SPIR-V
+binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
+buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars.
+The kernel (default: the only func.func with a
 `coop.workgroup_size`) runs over the grid (subgroups of `--subgroup-size`, default 32) on
 `--device` (default interp): the module is compiled with `--pipeline` (coop-opt syntax) followed
 by the device's conversion (convert-coop-to-ptx / -spirv) when the pipeline does not end in it.
@@ -86,7 +89,11 @@ def _load(path: str) -> np.ndarray:
 
 
 def _run(args) -> tuple[list[tuple[str, np.ndarray]], object]:
-    module = api.parse_file(args.file)
+    if args.file.endswith(".spv"):
+        with open(args.file, "rb") as f:
+            module = api.read_spirv(f.read(), args.file, raise_to_coop=True)
+    else:
+        module = api.parse_file(args.file)
     funcs = [op for op in module.body.blocks[0].ops if isinstance(op, func.FuncOp)]
     if args.kernel:
         kernels = [k for k in funcs if k.sym_name.data == args.kernel]
@@ -113,7 +120,7 @@ def _run(args) -> tuple[list[tuple[str, np.ndarray]], object]:
     for spec in args.input:
         key, eq, path = spec.partition("=")
         if not eq or not path:
-            raise _Usage(f"--input must be ARG=FILE.npy, got '{spec}'")
+            raise _Usage(f"--input must be ARG=FILE.npy or ARG=NUMBER, got '{spec}'")
         if key in names:
             index = names.index(key)
         elif key.isdigit() and int(key) < len(names):
@@ -121,12 +128,25 @@ def _run(args) -> tuple[list[tuple[str, np.ndarray]], object]:
         else:
             raise _Usage(f"--input {spec}: @{kernel.sym_name.data} has no argument '{key}' "
                          f"(arguments: {', '.join(names) or 'none'})")
-        given[index] = _load(path)
+        if isinstance(args_[index].type, MemRefType):
+            given[index] = _load(path)
+        else:  # a scalar argument (a raised shader's push constant)
+            try:
+                given[index] = float(path) if any(c in path for c in ".eEn") else int(path)
+            except ValueError:
+                raise _Usage(f"--input {spec}: argument '{key}' is a scalar; give a number") from None
     rng = np.random.default_rng(args.seed)
     buffers = []
     for i, a in enumerate(args_):
         if not isinstance(a.type, MemRefType):
-            raise CoopError(kernel, f"argument {i} is not a memref")
+            if i not in given:
+                raise CoopError(kernel, f"argument {i} ({a.type}) is a scalar: give it with "
+                                        f"--input {i}=NUMBER")
+            buffers.append(given[i])
+            continue
+        if i not in given and any(d < 0 for d in a.type.get_shape()):
+            raise CoopError(kernel, f"argument {i} ({a.type}) has a dynamic size: give it with "
+                                    f"--input {i}=FILE.npy")
         if i not in given:
             elements = int(np.prod([d if d > 0 else 1 for d in a.type.get_shape()], dtype=object))
             size = elements * numpy_dtype(a.type.element_type).itemsize
@@ -158,6 +178,8 @@ def _save(directory: str, results: list[tuple[str, np.ndarray]]) -> None:
     done = []
     try:
         for name, buf in results:
+            if not isinstance(buf, np.ndarray):  # scalar arguments are inputs only
+                continue
             final = os.path.join(directory, f"{name}.npy")
             tmp = os.path.join(directory, f".{name}.npy.tmp")
             with open(tmp, "wb") as f:
@@ -211,6 +233,8 @@ def main(argv: list[str] | None = None) -> None:
         print(format_error(e, args.file), file=sys.stderr)
         sys.exit(1)
     for name, buf in results:
+        if not isinstance(buf, np.ndarray):
+            continue
         checksum = float(np.sum(buf.astype(np.float64)))
         print(f"%{name}: {buf.dtype}{list(buf.shape)} sum={checksum:.17g}")
     if report is not None:

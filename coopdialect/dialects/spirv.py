@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BoolAttr,
     DenseArrayBase,
@@ -106,6 +107,11 @@ class PointerType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         _check_enumerant("StorageClass", self.storage_class.data)
+        if self.storage_class.data == "PhysicalStorageBuffer" and isinstance(self.pointee, StructType) \
+                and self.pointee.block.data:
+            from coopdialect.dialects.spirv_rules import check_block_layout
+
+            check_block_layout(self.pointee, "PhysicalStorageBuffer", "pointee")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -211,9 +217,14 @@ class StructType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException("spirv.struct needs one offset per member")
         if len(self.members) != len(self.member_decorations):
             raise VerifyException("spirv.struct needs one decoration string per member")
+        if not self.block.data and any(isinstance(m, RuntimeArrayType) for m in self.members):
+            raise VerifyException("a struct containing a runtime array must be decorated Block "
+                                  "(VUID-StandaloneSpirv-OpTypeRuntimeArray-04680)")
         for d in self.member_decorations:
             if d.data:
-                parse_enum_operand("Decoration", d.data)
+                names = [n for n, _ in parse_enum_operand("Decoration", d.data)]
+                if len(set(names)) != len(names):
+                    raise VerifyException("a decoration may be applied to a struct member only once")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -294,6 +305,7 @@ class CooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
     def verify(self) -> None:
         _check_enumerant("Scope", self.scope.data)
         _check_enumerant("CooperativeMatrixUse", self.use.data)
+        _check_component(self.element_type, "OpTypeCooperativeMatrixKHR")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -331,6 +343,7 @@ class NVCooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         _check_enumerant("Scope", self.scope.data)
+        _check_component(self.element_type, "OpTypeCooperativeMatrixNV")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -348,6 +361,11 @@ class NVCooperativeMatrixType(ParametrizedAttribute, TypeAttribute):
 
 
 COOP_MATRIX_TYPES = (CooperativeMatrixType, NVCooperativeMatrixType)
+
+
+def _check_component(t: Attribute, inst: str) -> None:
+    if not (isinstance(t, IntegerType) and t.width.data != 1) and not isinstance(t, AnyFloat):
+        raise VerifyException(f"{inst}: Component Type must be a scalar numerical type, got {t}")
 
 # ---------------------------------------------------------------------------------------------
 # Enum operand strings: "Name|Name(param)" <-> [(name, [params])]
@@ -495,6 +513,11 @@ class _Binary(SpirvInstruction):
         if not _fast_init(self, [lhs, rhs], [result_type or lhs.type]):
             super().__init__(operands=[lhs, rhs], result_types=[result_type or lhs.type])
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_arithmetic
+
+        check_arithmetic(self)
+
 
 class _Unary(SpirvInstruction):
     operand = operand_def()
@@ -505,10 +528,21 @@ class _Unary(SpirvInstruction):
         if not _fast_init(self, [operand], [result_type or operand.type]):
             super().__init__(operands=[operand], result_types=[result_type or operand.type])
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_arithmetic, check_conversion
+
+        check_arithmetic(self)
+        check_conversion(self)
+
 
 class _Compare(_Binary):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute | None = None):
         super().__init__(lhs, rhs, result_type or IntegerType(1))
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_compare
+
+        check_compare(self)
 
 
 def _binary(cls_name: str, opname: str, base: type = _Binary) -> type:
@@ -622,6 +656,11 @@ class CompositeExtractOp(_IndexedComposite):
         super().__init__(operands=[composite], result_types=[result_type],
                          properties={"indices": DenseArrayBase.from_list(i32, list(indices))})
 
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_composite_indices
+
+        check_composite_indices(self.composite.type, list(self.indices.get_values()), self.result.type, self.OPNAME)
+
 
 @irdl_op_definition
 class CompositeInsertOp(_IndexedComposite):
@@ -636,6 +675,13 @@ class CompositeInsertOp(_IndexedComposite):
     def __init__(self, obj: SSAValue, composite: SSAValue, indices: Sequence[int]):
         super().__init__(operands=[obj, composite], result_types=[composite.type],
                          properties={"indices": DenseArrayBase.from_list(i32, list(indices))})
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_composite_indices, same_type
+
+        if not same_type(self.result.type, self.composite.type):
+            raise VerifyException("Result Type must be the type of Composite (OpCompositeInsert)")
+        check_composite_indices(self.composite.type, list(self.indices.get_values()), self.object.type, self.OPNAME)
 
 
 @irdl_op_definition
@@ -673,6 +719,13 @@ class LoadOp(SpirvInstruction):
         if not _fast_init(self, [pointer], [pointer.type.pointee], props):
             super().__init__(operands=[pointer], result_types=[pointer.type.pointee], properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import same_type
+
+        if not same_type(self.result.type, self.pointer.type.pointee):
+            raise VerifyException("Result Type must be the type Pointer points to (OpLoad)")
+
 
 @irdl_op_definition
 class StoreOp(SpirvInstruction):
@@ -692,6 +745,13 @@ class StoreOp(SpirvInstruction):
         if not _fast_init(self, [pointer, value], (), props):
             super().__init__(operands=[pointer, value], properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import same_type
+
+        if not same_type(self.value.type, self.pointer.type.pointee):
+            raise VerifyException("Object must have the type Pointer points to (OpStore)")
+
 
 @irdl_op_definition
 class AccessChainOp(SpirvInstruction):
@@ -707,6 +767,11 @@ class AccessChainOp(SpirvInstruction):
     def __init__(self, base: SSAValue, indices: Sequence[SSAValue], result_type: PointerType):
         if not _fast_init(self, [base, *indices], [result_type]):
             super().__init__(operands=[base, list(indices)], result_types=[result_type])
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_access_chain
+
+        check_access_chain(self)
 
 
 def _props(**kw: str | None) -> dict[str, Attribute]:
@@ -742,6 +807,16 @@ class KHRCooperativeMatrixLoadOp(SpirvInstruction):
             super().__init__(operands=[pointer, layout, stride], result_types=[result_type], properties=props)
 
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import (check_arm_layout, check_layout_operand, check_matrix_pointer,
+                                                      check_stride)
+
+        check_arm_layout(self.result.type, self.layout, self.stride, self.OPNAME)
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_layout_operand(self.layout, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
+
 @irdl_op_definition
 class KHRCooperativeMatrixStoreOp(SpirvInstruction):
     """`spirv.KHR.CooperativeMatrixStore %ptr, %obj, %layout[, %stride]`: OpCooperativeMatrixStoreKHR."""
@@ -764,6 +839,16 @@ class KHRCooperativeMatrixStoreOp(SpirvInstruction):
         if not _fast_init(self, flat, (), props):
             super().__init__(operands=[pointer, obj, layout, stride], properties=props)
 
+
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import (check_arm_layout, check_layout_operand, check_matrix_pointer,
+                                                      check_stride)
+
+        check_arm_layout(self.object.type, self.layout, self.stride, self.OPNAME)
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_layout_operand(self.layout, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
 
 @irdl_op_definition
 class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
@@ -788,6 +873,12 @@ class KHRCooperativeMatrixMulAddOp(SpirvInstruction):
             super().__init__(operands=[a, b, c], result_types=[result_type or c.type], properties=props)
 
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_mul_add_khr
+
+        check_mul_add_khr(self.a, self.b, self.c, self.result)
+
 class _MatrixLength(SpirvInstruction):
     matrix_type = prop_def(TypeAttribute)
     result = result_def()
@@ -799,6 +890,11 @@ class _MatrixLength(SpirvInstruction):
 
     def spirv_operands(self) -> list[object]:
         return [self.matrix_type]
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_matrix_type_operand
+
+        check_matrix_type_operand(self.matrix_type, self.OPNAME)
 
     @classmethod
     def from_spirv(cls, result_types: list[Attribute], items: list[object]) -> SpirvInstruction:
@@ -838,6 +934,13 @@ class NVCooperativeMatrixLoadOp(SpirvInstruction):
             super().__init__(operands=[pointer, stride, column_major], result_types=[result_type],
                              properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_matrix_pointer, check_stride
+
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
+
 
 @irdl_op_definition
 class NVCooperativeMatrixStoreOp(SpirvInstruction):
@@ -860,6 +963,13 @@ class NVCooperativeMatrixStoreOp(SpirvInstruction):
         if not _fast_init(self, [pointer, obj, stride, column_major], (), props):
             super().__init__(operands=[pointer, obj, stride, column_major], properties=props)
 
+    def verify_(self) -> None:
+        super().verify_()
+        from coopdialect.dialects.spirv_rules import check_matrix_pointer, check_stride
+
+        check_matrix_pointer(self.pointer, self.OPNAME)
+        check_stride(self.stride, self.OPNAME)
+
 
 @irdl_op_definition
 class NVCooperativeMatrixMulAddOp(SpirvInstruction):
@@ -877,6 +987,11 @@ class NVCooperativeMatrixMulAddOp(SpirvInstruction):
         if not _fast_init(self, [a, b, c], [result_type or c.type]):
             super().__init__(operands=[a, b, c], result_types=[result_type or c.type])
 
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.spirv_rules import check_mul_add_shapes
+
+        check_mul_add_shapes(self.a.type, self.b.type, self.c.type, self.result.type, self.OPNAME)
 
 @irdl_op_definition
 class NVCooperativeMatrixLengthOp(_MatrixLength):
@@ -932,6 +1047,23 @@ class BranchConditionalOp(SpirvInstruction):
         super().__init__(operands=[condition, list(true_args), list(false_args)],
                          successors=[true_target, false_target], properties=props)
 
+    def verify_(self) -> None:
+        # SPIR-V 2.11 (structured control flow): a conditional branch heads a selection (merge
+        # instruction before it) or a loop, or leaves the innermost loop (a break to its merge
+        # block, a branch to its continue target)
+        prev = self.prev_op
+        if isinstance(prev, _MergeOp):
+            return
+        region = self.parent_region()
+        exits = set()
+        for block in region.blocks if region is not None else ():
+            for op in block.ops:
+                if isinstance(op, LoopMergeOp):
+                    exits.update((id(op.merge_block), id(op.continue_block)))
+        if id(self.true_target) not in exits and id(self.false_target) not in exits:
+            raise VerifyException("OpBranchConditional: a selection must be structured (OpSelectionMerge before "
+                                  "it), unless it branches to a loop's merge block or continue target")
+
     def spirv_operands(self) -> list[object]:
         weights = [] if self.branch_weights is None else list(self.branch_weights.get_values())
         return [self.condition, self.true_target, self.false_target, *weights]
@@ -952,6 +1084,9 @@ class _MergeOp(SpirvInstruction):
         for succ in self.successors:
             if succ.parent is not block.parent:
                 raise VerifyException(f"'{self.name}' names a block of a different region")
+        if self.successors[0] is block:  # SPIR-V 2.11: a merge block is not its own header
+            raise VerifyException(f"'{self.name}': the Merge Block may not be the block containing the merge "
+                                  "instruction")
         self.verify_()
 
 
@@ -1149,7 +1284,18 @@ class GlobalVariableOp(IRDLOperation):
         if (self.descriptor_set is None) != (self.binding is None):
             raise VerifyException("spirv.GlobalVariable needs both descriptor_set and binding, or neither")
         if self.decorations is not None:
-            parse_enum_operand("Decoration", self.decorations.data)
+            names = [n for n, _ in parse_enum_operand("Decoration", self.decorations.data)]
+            if len(set(names)) != len(names):
+                raise VerifyException("a decoration may be applied to a variable only once")
+        sc = self.type.storage_class.data
+        if sc in ("StorageBuffer", "Uniform", "PushConstant"):
+            from coopdialect.dialects.spirv_rules import check_block_layout
+
+            st = self.type.pointee
+            if not isinstance(st, StructType) or not st.block.data:
+                raise VerifyException(f"a {sc} variable must be a struct decorated Block (Vulkan, "
+                                      "VUID-StandaloneSpirv-OpTypeRuntimeArray-04680 and 14.5.2)")
+            check_block_layout(st, sc, f"@{self.sym_name.data}")
 
     @classmethod
     def parse(cls, parser: Parser) -> GlobalVariableOp:
@@ -1197,34 +1343,55 @@ class GlobalVariableOp(IRDLOperation):
 
 @irdl_op_definition
 class EntryPointOp(IRDLOperation):
-    """`spirv.EntryPoint "GLCompute" @main, @var1, @var2`: OpEntryPoint with its interface."""
+    """`spirv.EntryPoint "GLCompute" @fn as "main", @var1, @var2`: OpEntryPoint with its interface.
+
+    `entry_name` is the entry point's Name operand when it differs from the function's symbol
+    (the reader keeps both: a function's OpName need not match its entry point's name); without
+    it the writer uses the symbol."""
 
     name = "spirv.EntryPoint"
     execution_model = prop_def(StringAttr)
     fn = prop_def(SymbolRefAttr)
     interface = prop_def(ArrayAttr[SymbolRefAttr])
+    entry_name = opt_prop_def(StringAttr)
 
-    def __init__(self, execution_model: str, fn: str, interface: Sequence[str]):
-        super().__init__(properties={"execution_model": StringAttr(execution_model), "fn": SymbolRefAttr(fn),
-                                     "interface": ArrayAttr(SymbolRefAttr(s) for s in interface)})
+    def __init__(self, execution_model: str, fn: str, interface: Sequence[str], entry_name: str | None = None):
+        props: dict[str, Attribute] = {
+            "execution_model": StringAttr(execution_model), "fn": SymbolRefAttr(fn),
+            "interface": ArrayAttr(SymbolRefAttr(s) for s in interface)}
+        if entry_name is not None and entry_name != fn:
+            props["entry_name"] = StringAttr(entry_name)
+        super().__init__(properties=props)
+
+    @property
+    def entry_point_name(self) -> str:
+        """The Name operand of OpEntryPoint."""
+        return self.entry_name.data if self.entry_name is not None else self.fn.root_reference.data
 
     def verify_(self) -> None:
         _check_enumerant("ExecutionModel", self.execution_model.data)
+        names = [s.root_reference.data for s in self.interface]
+        if len(set(names)) != len(names):
+            raise VerifyException("OpEntryPoint: an Interface <id> may be listed only once")
 
     @classmethod
     def parse(cls, parser: Parser) -> EntryPointOp:
         model = parser.parse_str_literal()
         fn = parser.parse_symbol_name().data
+        entry = parser.parse_str_literal() if parser.parse_optional_keyword("as") else None
         iface = []
         while parser.parse_optional_punctuation(","):
             iface.append(parser.parse_symbol_name().data)
-        op = cls(model, fn, iface)
+        op = cls(model, fn, iface, entry)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f' "{self.execution_model.data}" ')
         printer.print_attribute(self.fn)
+        if self.entry_name is not None:
+            printer.print_string(" as ")
+            printer.print_string_literal(self.entry_name.data)
         for s in self.interface:
             printer.print_string(", ")
             printer.print_attribute(s)
@@ -1250,6 +1417,8 @@ class ExecutionModeOp(IRDLOperation):
         if len(params) != len(self.values) or any(k != "LiteralInteger" for k, _ in params):
             raise VerifyException(f"ExecutionMode {self.execution_mode.data} takes {len(params)} "
                                   "literal operand(s)")
+        if self.execution_mode.data in ("LocalSize", "LocalSizeHint") and 0 in [v.data for v in self.values]:
+            raise VerifyException(f"{self.execution_mode.data}: the workgroup size must not have a zero dimension")
 
     @classmethod
     def parse(cls, parser: Parser) -> ExecutionModeOp:
@@ -1269,6 +1438,55 @@ class ExecutionModeOp(IRDLOperation):
         for v in self.values:
             printer.print_string(f", {v.data}")
         printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class ExecutionModeIdOp(IRDLOperation):
+    """`spirv.ExecutionModeId @main "LocalSizeId", %x, %y, %z : i32, i32, i32`: OpExecutionModeId
+    (SPIR-V 1.2), an execution mode whose operands are `<id>`s of constants or specialization
+    constants (module-level values)."""
+
+    name = "spirv.ExecutionModeId"
+    fn = prop_def(SymbolRefAttr)
+    execution_mode = prop_def(StringAttr)
+    args = var_operand_def()
+
+    def __init__(self, fn: str, execution_mode: str, args: Sequence[SSAValue]):
+        super().__init__(operands=[list(args)],
+                         properties={"fn": SymbolRefAttr(fn), "execution_mode": StringAttr(execution_mode)})
+
+    def verify_(self) -> None:
+        _check_enumerant("ExecutionMode", self.execution_mode.data)
+        params = ENUMS["ExecutionMode"][self.execution_mode.data][3]
+        if len(params) != len(self.args) or any(k != "IdRef" for k, _ in params):
+            raise VerifyException(f"OpExecutionModeId: ExecutionMode {self.execution_mode.data} does not take "
+                                  f"{len(self.args)} <id> operand(s) (use spirv.ExecutionMode for literal ones)")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExecutionModeIdOp:
+        fn = parser.parse_symbol_name().data
+        mode = parser.parse_str_literal()
+        args = []
+        while parser.parse_optional_punctuation(","):
+            args.append(parser.parse_operand())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        if args:  # the operands' types, printed for readability (the operands carry them)
+            parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        op = cls(fn, mode, args)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.fn)
+        printer.print_string(f' "{self.execution_mode.data}"')
+        for a in self.args:
+            printer.print_string(", ")
+            printer.print_operand(a)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([a.type for a in self.args], printer.print_attribute)
 
 
 @irdl_op_definition
@@ -1449,7 +1667,7 @@ assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing i
 
 SPIRV = Dialect(
     "spirv",
-    [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, FuncOp, ConstantOp, AddressOfOp,
+    [ModuleOp, GlobalVariableOp, EntryPointOp, ExecutionModeOp, ExecutionModeIdOp, FuncOp, ConstantOp, AddressOfOp,
      *INSTRUCTION_OPS, *GENERAL_MODULE_OPS],
     [VoidType, PointerType, RuntimeArrayType, ArrayType, StructType, CooperativeMatrixType,
      NVCooperativeMatrixType, *NV2_TYPES],

@@ -18,6 +18,8 @@ back (SPIR-V spec 3.42 instructions; 2.4 logical layout):
   specialization constant with its default value and SpecId decoration (`spec_id`).
 * `spirv.ControlBarrier %exec, %mem, %sem` (OpControlBarrier, spec 3.42.20): the three operands
   are `<id>`s of i32 constants (Execution Scope, Memory Scope, Memory Semantics), as in binary.
+* `spirv.SpecConstantOperation` (OpSpecConstantOp): a specialization-constant expression, hoisted
+  like the constants; glslang emits it for `length()` of an NV matrix and expressions over it.
 * `spirv.Source` (module level, OpSource + OpSourceExtension): debug information kept so that
   it round-trips: source language (a SourceLanguage enumerant), version and extension names.
 """
@@ -28,7 +30,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntAttr, IntegerAttr, StringAttr, SymbolRefAttr
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -154,13 +156,9 @@ class ExtInstImportOp(IRDLOperation):
         super().__init__(properties={"set": StringAttr(set_name)})
 
 
-@irdl_op_definition
-class ConstantCompositeOp(IRDLOperation):
-    """`%c = spirv.ConstantComposite %x, %y, %z : (i32, i32, i32) -> vector<3xi32>`:
-    OpConstantComposite. Constituents are `spirv.Constant`, `spirv.ConstantComposite` or
-    `spirv.SpecConstant` results; the writer hoists it with the constants."""
+class CompositeConstant(IRDLOperation):
+    """Base of `spirv.ConstantComposite` and `spirv.SpecConstantComposite`."""
 
-    name = "spirv.ConstantComposite"
     constituents = var_operand_def()
     result = result_def()
     assembly_format = "$constituents attr-dict `:` functional-type($constituents, $result)"
@@ -172,7 +170,29 @@ class ConstantCompositeOp(IRDLOperation):
         for c in self.constituents:
             if not isinstance(c.owner, CONSTANT_OPS):
                 raise VerifyException("spirv.ConstantComposite constituents must be constants")
+        from coopdialect.dialects import spirv_rules
 
+        spirv_rules.check_composite_constituents(self.result.type, [c.type for c in self.constituents],
+                                                 "OpConstantComposite")
+
+
+@irdl_op_definition
+class ConstantCompositeOp(CompositeConstant):
+    """`%c = spirv.ConstantComposite %x, %y, %z : (i32, i32, i32) -> vector<3xi32>`:
+    OpConstantComposite. Constituents are `spirv.Constant`, `spirv.ConstantComposite` or
+    `spirv.SpecConstant` results; the writer hoists it with the constants."""
+
+    name = "spirv.ConstantComposite"
+
+
+
+@irdl_op_definition
+class SpecConstantCompositeOp(CompositeConstant):
+    """`%c = spirv.SpecConstantComposite %x, %y, %z : (i32, i32, i32) -> vector<3xi32>`:
+    OpSpecConstantComposite (a composite of specialization constants, e.g. glslang's
+    gl_WorkGroupSize with local_size_x_id); never merged with another composite."""
+
+    name = "spirv.SpecConstantComposite"
 
 @irdl_op_definition
 class SpecConstantOp(IRDLOperation):
@@ -198,6 +218,81 @@ class SpecConstantOp(IRDLOperation):
             raise VerifyException("spirv.SpecConstant is a scalar whose value has the result type")
 
 
+# Opcodes OpSpecConstantOp may compute (SPIR-V spec 3.42.7, Shader capability), plus the
+# cooperative-matrix length instructions, which SPV_NV_cooperative_matrix and
+# SPV_KHR_cooperative_matrix add to that list.
+SPEC_CONSTANT_OPCODES = frozenset({
+    "OpSConvert", "OpUConvert", "OpFConvert", "OpSNegate", "OpNot", "OpIAdd", "OpISub", "OpIMul",
+    "OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod", "OpShiftRightLogical", "OpShiftRightArithmetic",
+    "OpShiftLeftLogical", "OpBitwiseOr", "OpBitwiseXor", "OpBitwiseAnd", "OpVectorShuffle",
+    "OpCompositeExtract", "OpCompositeInsert", "OpLogicalOr", "OpLogicalAnd", "OpLogicalNot",
+    "OpLogicalEqual", "OpLogicalNotEqual", "OpSelect", "OpIEqual", "OpINotEqual", "OpULessThan",
+    "OpSLessThan", "OpUGreaterThan", "OpSGreaterThan", "OpULessThanEqual", "OpSLessThanEqual",
+    "OpUGreaterThanEqual", "OpSGreaterThanEqual", "OpQuantizeToF16",
+    "OpCooperativeMatrixLengthNV", "OpCooperativeMatrixLengthKHR",
+})
+
+
+@irdl_op_definition
+class SpecConstantOperationOp(IRDLOperation):
+    """`%c = spirv.SpecConstantOperation "OpIAdd" (%a, %b) [] : (i32, i32) -> i32`:
+    OpSpecConstantOp (module level). `opcode` names the instruction computed; `operands` are its
+    `<id>` value operands (constants or other specialization constants), then `literals` holds
+    what follows them: a type (the `<id>` of OpCooperativeMatrixLength*) or a literal integer
+    (the indexes of OpCompositeExtract/Insert, the components of OpVectorShuffle)."""
+
+    name = "spirv.SpecConstantOperation"
+    opcode = prop_def(StringAttr)
+    args = var_operand_def()
+    literals = prop_def(ArrayAttr)
+    result = result_def()
+
+    def __init__(self, opcode: str, args: Sequence[SSAValue], literals: Sequence[Attribute], result_type: Attribute):
+        super().__init__(operands=[list(args)], result_types=[result_type],
+                         properties={"opcode": StringAttr(opcode), "literals": ArrayAttr(list(literals))})
+
+    def verify_(self) -> None:
+        op = self.opcode.data
+        if op not in SPEC_CONSTANT_OPCODES:
+            raise VerifyException(f"OpSpecConstantOp: {op} is not an opcode OpSpecConstantOp may compute "
+                                  "(SPIR-V 3.42.7)")
+        for a in self.args:
+            if not isinstance(a.owner, CONSTANT_OPS):
+                raise VerifyException("OpSpecConstantOp: operands must be constants or specialization constants")
+        for lit in self.literals:
+            if not isinstance(lit, IntAttr | TypeAttribute):
+                raise VerifyException("OpSpecConstantOp: trailing operands are literal integers or a type")
+        from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
+
+        if "Length" in op and (self.args or len(self.literals) != 1
+                               or not isinstance(self.literals.data[0], COOP_MATRIX_TYPES)):
+            raise VerifyException(f"OpSpecConstantOp {op}: takes one cooperative matrix type")
+
+    @classmethod
+    def parse(cls, parser):
+        opcode = parser.parse_str_literal()
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_operand)
+        lits = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE,
+            lambda: IntAttr(parser.parse_integer()) if parser._current_token.kind.name == "INTEGER_LIT"
+            else parser.parse_type())
+        parser.parse_punctuation(":")
+        ft = parser.parse_function_type()
+        op = cls(opcode, args, lits, ft.outputs.data[0])
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+    def print(self, printer):
+        printer.print_string(f' "{self.opcode.data}" (')
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(") [")
+        printer.print_list(self.literals, lambda a: printer.print_string(str(a.data)) if isinstance(a, IntAttr)
+                           else printer.print_attribute(a))
+        printer.print_string("] : ")
+        printer.print_function_type([a.type for a in self.args], [self.result.type])
+        printer.print_op_attributes(self.attributes)
+
+
 @irdl_op_definition
 class SourceOp(IRDLOperation):
     """`spirv.Source` (module level): OpSource (`language` a SourceLanguage enumerant, `version`)
@@ -218,7 +313,7 @@ class SourceOp(IRDLOperation):
         _check_enumerant("SourceLanguage", self.language.data)
 
 
-CONSTANT_OPS: tuple[type, ...] = (ConstantOp, ConstantCompositeOp, SpecConstantOp)
+CONSTANT_OPS: tuple[type, ...] = (ConstantOp, CompositeConstant, SpecConstantOp, SpecConstantOperationOp)
 
 @irdl_op_definition
 class ControlBarrierOp(SpirvInstruction):
@@ -240,4 +335,5 @@ class ControlBarrierOp(SpirvInstruction):
 
 
 GENERAL_INSTRUCTION_OPS = [VariableOp, FunctionCallOp, ExtInstOp, ControlBarrierOp]
-GENERAL_MODULE_OPS = [ExtInstImportOp, ConstantCompositeOp, SpecConstantOp, SourceOp]
+GENERAL_MODULE_OPS = [ExtInstImportOp, ConstantCompositeOp, SpecConstantCompositeOp, SpecConstantOp,
+                      SpecConstantOperationOp, SourceOp]

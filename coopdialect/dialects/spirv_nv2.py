@@ -16,13 +16,13 @@ TransposeNV, PerElementOpNV. Function operands (CombineFunc, Func, DecodeFunc) a
 references to `spirv.func`s; the writer encodes them as the function's result id.
 
 Tensor Addressing Operands' parameters are `<id>`s, which the generic enum encoding (literal
-parameters only) cannot express: the two tensor memory ops encode and decode their own operand
-words (`encode_spirv` / `decode_spirv`, used by the writer and reader).
+parameters only) cannot express: `coopdialect.spirv.tensor_operands` (the codec) encodes and
+decodes the operand words of the two tensor memory ops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolRefAttr
@@ -43,6 +43,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from coopdialect.dialects import spirv_rules
 from coopdialect.dialects.op_family import op_class
 from coopdialect.dialects.spirv import (
     CooperativeMatrixType,
@@ -52,7 +53,6 @@ from coopdialect.dialects.spirv import (
     _parse_enum_name,
     parse_enum_operand,
 )
-from coopdialect.spirv.grammar_tables import ENUMS
 
 MAX_DIM = 5
 
@@ -163,8 +163,9 @@ class _Set(SpirvInstruction):
         super().__init__(operands=[input, list(values)], result_types=[input.type])
 
     def verify_(self) -> None:
-        if self.result.type != self.input.type:
-            raise VerifyException(f"{self.OPNAME}: Result Type must match the type of the input")
+        if not isinstance(self.input.type, TensorLayoutType | TensorViewType):
+            raise VerifyException(f"{self.OPNAME}: the input must be a tensor layout or view")
+        spirv_rules.check_tensor_set(self)
 
 
 def _op(cls_name: str, base: type, opname: str) -> type:
@@ -192,61 +193,12 @@ TENSOR_SET_OPS = (TensorLayoutSetDimensionOp, TensorLayoutSetStrideOp, TensorLay
 # Cooperative-matrix-2 instructions
 # ---------------------------------------------------------------------------------------------
 
-IdOf = Callable[[object], object]
-
-
-def _tensor_addressing_words(view: SSAValue | None, decode: SymbolRefAttr | None, id_of: IdOf) -> list[object]:
-    # literal mask, then the parameters in increasing bit order (SPV_NV_cooperative_matrix2 3.X)
-    table = ENUMS["TensorAddressingOperands"]
-    mask, params = 0, []
-    if view is not None:
-        mask |= table["TensorView"][0]
-        params.append(id_of(view))
-    if decode is not None:
-        mask |= table["DecodeFunc"][0]
-        params.append(id_of(decode))
-    return [mask, *params]
-
-
-def _decode_tensor_addressing(words: Sequence[int], id_of: IdOf) -> tuple[object | None, object | None]:
-    table = ENUMS["TensorAddressingOperands"]
-    if not words:
-        raise ValueError("missing Tensor Addressing Operands")
-    mask, rest = words[0], list(words[1:])
-    known = table["TensorView"][0] | table["DecodeFunc"][0]
-    if mask & ~known:
-        raise ValueError(f"unknown Tensor Addressing Operands bits 0x{mask & ~known:x}")
-    view = decode = None
-    for bit, name in ((table["TensorView"][0], "TensorView"), (table["DecodeFunc"][0], "DecodeFunc")):
-        if mask & bit:
-            if not rest:
-                raise ValueError(f"missing the {name} operand")
-            value = id_of(rest.pop(0))
-            if name == "TensorView":
-                view = value
-            else:
-                decode = value
-    if rest:
-        raise ValueError(f"{len(rest)} operand word(s) too many")
-    return view, decode
-
-
-def _memory_words(text: str) -> list[int]:
-    from coopdialect.spirv.encoding import encode_enum
-
-    return encode_enum("MemoryAccess", text)
-
-
 class _TensorMemory(SpirvInstruction):
-    """Shared encoding of OpCooperativeMatrixLoadTensorNV / StoreTensorNV: fixed ids, then the
-    Memory Operand (always present, "None" when empty), then Tensor Addressing Operands."""
+    """Shared operands of OpCooperativeMatrixLoadTensorNV / StoreTensorNV: Pointer, Object,
+    TensorLayout, an optional TensorView; `memory_operand` and `decode_func` properties (their
+    words: `coopdialect.spirv.tensor_operands`)."""
 
     ENUM_PROPS: ClassVar[tuple[tuple[str, str], ...]] = (("memory_operand", "MemoryAccess"),)
-    N_FIXED: ClassVar[int]
-
-    def memory_text(self) -> str:
-        mo = self.properties.get("memory_operand")
-        return mo.data if isinstance(mo, StringAttr) else "None"
 
     def spirv_features(self) -> list[tuple[str, str]]:
         """Enumerants the generic ENUM_PROPS scan cannot see (requirements.py)."""
@@ -256,33 +208,6 @@ class _TensorMemory(SpirvInstruction):
         if self.properties.get("decode_func") is not None:
             out.append(("TensorAddressingOperands", "DecodeFunc"))
         return out
-
-    def encode_spirv(self, id_of: IdOf) -> list[object]:
-        fixed = [id_of(v) for v in self.operands[: self.N_FIXED]]
-        decode = self.properties.get("decode_func")
-        return [*fixed, *_memory_words(self.memory_text()),
-                *_tensor_addressing_words(self.view, decode, id_of)]
-
-    @classmethod
-    def decode_spirv(cls, result_types: list[Attribute], words: Sequence[int], id_of: IdOf):
-        from coopdialect.spirv.encoding import decode_enum
-
-        n = cls.N_FIXED
-        if len(words) < n + 2:
-            raise ValueError("too few operand words")
-        fixed = [id_of(w) for w in words[:n]]
-        text, used = decode_enum("MemoryAccess", words, n)
-        view, decode = _decode_tensor_addressing(words[n + used:], id_of)
-        if not all(isinstance(v, SSAValue) for v in fixed) or (view is not None and not isinstance(view, SSAValue)):
-            raise ValueError("Pointer, Object, TensorLayout and TensorView must be values")
-        if decode is not None and not isinstance(decode, SymbolRefAttr):
-            raise ValueError("DecodeFunc must be a function")
-        props: dict[str, Attribute] = {}
-        if text != "None":
-            props["memory_operand"] = StringAttr(text)
-        if decode is not None:
-            props["decode_func"] = decode
-        return cls.build(operands=[*fixed, view], result_types=result_types, properties=props)
 
     def verify_(self) -> None:
         super().verify_()
@@ -299,7 +224,6 @@ class CooperativeMatrixLoadTensorOp(_TensorMemory):
 
     name = "spirv.NV.CooperativeMatrixLoadTensor"
     OPNAME: ClassVar[str] = "OpCooperativeMatrixLoadTensorNV"
-    N_FIXED: ClassVar[int] = 3
     pointer = operand_def(PointerType)
     object = operand_def(CooperativeMatrixType)
     layout = operand_def()
@@ -323,6 +247,8 @@ class CooperativeMatrixLoadTensorOp(_TensorMemory):
         super().verify_()
         if self.result.type != self.object.type:
             raise VerifyException("OpCooperativeMatrixLoadTensorNV: Object must have the same type as Result Type")
+        if self.decode_func is not None:
+            spirv_rules.check_decode_func(self)
 
 
 @irdl_op_definition
@@ -332,7 +258,6 @@ class CooperativeMatrixStoreTensorOp(_TensorMemory):
 
     name = "spirv.NV.CooperativeMatrixStoreTensor"
     OPNAME: ClassVar[str] = "OpCooperativeMatrixStoreTensorNV"
-    N_FIXED: ClassVar[int] = 3
     pointer = operand_def(PointerType)
     object = operand_def(CooperativeMatrixType)
     layout = operand_def()
@@ -386,8 +311,7 @@ class CooperativeMatrixReduceOp(SpirvInstruction):
     def verify_(self) -> None:
         super().verify_()
         names = {n for n, _ in parse_enum_operand("CooperativeMatrixReduce", self.reduce.data)}
-        if "2x2" in names and names & {"Row", "Column"}:
-            raise VerifyException("OpCooperativeMatrixReduceNV: 2x2 cannot be combined with Row or Column")
+        spirv_rules.check_reduce(self, names)
 
 
 class _MatrixUnary(SpirvInstruction):
@@ -399,6 +323,10 @@ class _MatrixUnary(SpirvInstruction):
 
     def __init__(self, matrix: SSAValue, result_type: Attribute):
         super().__init__(operands=[matrix], result_types=[result_type])
+
+    def verify_(self) -> None:
+        check = spirv_rules.check_convert if self.OPNAME == "OpCooperativeMatrixConvertNV" else spirv_rules.check_transpose
+        check(self.matrix.type, self.result.type)
 
 
 CooperativeMatrixConvertOp = _op("CooperativeMatrixConvertOp", _MatrixUnary, "OpCooperativeMatrixConvertNV")
@@ -436,8 +364,7 @@ class CooperativeMatrixPerElementOpOp(SpirvInstruction):
                          properties={"func": items[1]})
 
     def verify_(self) -> None:
-        if self.result.type != self.matrix.type:
-            raise VerifyException("OpCooperativeMatrixPerElementOpNV: Result Type must match the type of Matrix")
+        spirv_rules.check_per_element(self)
 
 
 NV2_INSTRUCTION_OPS = [

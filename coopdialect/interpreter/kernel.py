@@ -151,9 +151,10 @@ def _wrap_memref(kernel: func.FuncOp, i: int, t: MemRefType, buf: Any,
     if buf.dtype != dt:
         raise InterpreterError(kernel, f"argument {i} ({t}) needs dtype {dt}, got {buf.dtype}")
     shape = t.get_shape()
-    if len(shape) != buf.ndim or any(d != -1 and d != n for d, n in zip(shape, buf.shape)):
+    # a dynamic dimension is negative (xDSL's DYNAMIC_INDEX; -1 in older IR builders)
+    if len(shape) != buf.ndim or any(d >= 0 and d != n for d, n in zip(shape, buf.shape)):
         raise InterpreterError(kernel, f"argument {i} ({t}) needs shape "
-                                       f"{tuple('?' if d == -1 else d for d in shape)}, got "
+                                       f"{tuple('?' if d < 0 else d for d in shape)}, got "
                                        f"{buf.shape}")
     if buf.flags.c_contiguous and buf.flags.writeable:
         data = buf

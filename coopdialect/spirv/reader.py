@@ -18,22 +18,30 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
+    FileLineColLoc,
     FunctionType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
     StringAttr,
     SymbolRefAttr,
+    UnknownLoc,
     VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
 from coopdialect.spirv.errors import SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
+from coopdialect.spirv.requirements import derive_requirements, implied_closure, version_of
+from coopdialect.spirv.tensor_operands import TENSOR_MEMORY_OPS, decode_tensor_memory
 
 # debug instructions dropped on reading (OpSource / OpSourceExtension are kept as spirv.Source)
+# extended instruction sets a module may import (others are unknown to the validators, too)
+_EXT_INST_SETS = {"GLSL.std.450"}
 _IGNORED = {"OpString", "OpModuleProcessed", "OpMemberName", "OpLine", "OpNoLine"}
 _FLOATS = {16: Float16Type, 32: Float32Type, 64: Float64Type}
 _TYPE_DECORATIONS = {"ArrayStride", "Block", "Offset"}
@@ -53,7 +61,7 @@ class _Inst:
 
 
 class _Reader:
-    def __init__(self, words: list[int]):
+    def __init__(self, words: list[int], file: str = "<binary>"):
         self.words = words
         self.types: dict[int, Attribute] = {}
         self.values: dict[int, SSAValue] = {}
@@ -68,10 +76,18 @@ class _Reader:
         self.globals: dict[int, str] = {}
         self.functions: dict[int, str] = {}
         self.symbols: set[str] = set()
+        self.entry_names: dict[int, str] = {}  # function id -> its (first) OpEntryPoint Name
+        self.forward_pointers: set[int] = set()  # OpTypeForwardPointer ids not yet defined
         self.offset = 0
+        self.file = StringAttr(file)
+
+    def at(self, op: Operation, offset: int | None = None) -> Operation:
+        """Stamp `op` with the location of its instruction: `file:0:W`, W its word offset."""
+        op.location = FileLineColLoc(self.file, IntAttr(0), IntAttr(self.offset if offset is None else offset))
+        return op
 
     def err(self, msg: str, offset: int | None = None) -> SpirvReadError:
-        return SpirvReadError(f"word {self.offset if offset is None else offset}: {msg}")
+        return SpirvReadError(msg, self.offset if offset is None else offset)
 
     # -- instruction stream ----------------------------------------------------------------------
     def split(self) -> list[_Inst]:
@@ -104,7 +120,18 @@ class _Reader:
     def type(self, id_: int) -> Attribute:
         t = self.types.get(id_)
         if t is None:
+            if id_ in self.forward_pointers:
+                raise self.err(f"id {id_} is a forward-declared pointer used before its OpTypePointer "
+                               "(recursive pointer types are not supported)")
             raise self.err(f"id {id_} is not a type")
+        return t
+
+    def value_type(self, id_: int) -> Attribute:
+        """The Result Type of a value: any type but a function type (SPIR-V 2.2.2: a function
+        type only types an OpFunction)."""
+        t = self.type(id_)
+        if isinstance(t, FunctionType):
+            raise self.err(f"id {id_} is a function type, which no value may have")
         return t
 
     def const_int(self, id_: int) -> int:
@@ -122,16 +149,17 @@ class _Reader:
     def read(self) -> spirv.ModuleOp:
         w = self.words
         if len(w) < 5:
-            raise SpirvReadError(f"word {len(w)}: truncated header ({len(w)} words, need 5)")
+            raise SpirvReadError(f"truncated header ({len(w)} words, need 5)", len(w))
         if w[0] != MAGIC_NUMBER:
-            raise SpirvReadError(f"word 0: bad magic number 0x{w[0]:08x}")
+            raise SpirvReadError(f"bad magic number 0x{w[0]:08x}", 0)
         major, minor = (w[1] >> 16) & 0xFF, (w[1] >> 8) & 0xFF
         if major != 1 or minor > 6 or w[1] & 0xFF0000FF:
-            raise SpirvReadError(f"word 1: unsupported SPIR-V version word 0x{w[1]:08x}")
+            raise SpirvReadError(f"unsupported SPIR-V version word 0x{w[1]:08x}", 1)
         insts = self.split()
         caps: list[str] = []
         exts: list[str] = []
         memory = ("Logical", "Vulkan")
+        has_memory_model = False
         module_ops: list[Operation] = []
         entry_ops: list[tuple[_Inst, list]] = []
         mode_ops: list[_Inst] = []
@@ -156,18 +184,31 @@ class _Reader:
                     if not ws:
                         raise ValueError("missing result id")
                     self.ext_sets[ws[0]] = self.string(ws[1:])
+                    if self.ext_sets[ws[0]] not in _EXT_INST_SETS:
+                        raise ValueError(f"extended instruction set '{self.ext_sets[ws[0]]}' is not supported")
                     module_ops.append(spirv_general.ExtInstImportOp(self.ext_sets[ws[0]]))
                 elif op == "OpCapability":
                     caps.append(self.enum_name("Capability", self.one(ws)))
                 elif op == "OpExtension":
                     exts.append(self.string(ws))
                 elif op == "OpMemoryModel":
+                    if has_memory_model:
+                        raise ValueError("a module has exactly one OpMemoryModel (SPIR-V 2.4)")
+                    has_memory_model = True
                     self.count(ws, 2)
                     memory = (self.enum_name("AddressingModel", ws[0]), self.enum_name("MemoryModel", ws[1]))
                 elif op == "OpEntryPoint":
+                    if len(ws) < 3:
+                        raise ValueError("missing operands")
+                    self.entry_names.setdefault(ws[1], decode_string(ws, 2)[0])
                     entry_ops.append((inst, []))
-                elif op == "OpExecutionMode":
+                elif op in ("OpExecutionMode", "OpExecutionModeId"):
                     mode_ops.append(inst)
+                elif op == "OpTypeForwardPointer":
+                    # the pointer type follows as an OpTypePointer; types are structural here
+                    self.count(ws, 2)
+                    self.enum_name("StorageClass", ws[1])
+                    self.forward_pointers.add(ws[0])
                 elif op == "OpName":
                     if not ws:
                         raise ValueError("missing target")
@@ -182,12 +223,16 @@ class _Reader:
                     module_ops.append(self.constant(op, ws))
                 elif op in ("OpSpecConstant", "OpSpecConstantTrue", "OpSpecConstantFalse"):
                     module_ops.append(self.spec_constant(op, ws))
+                elif op == "OpSpecConstantComposite":
+                    module_ops.append(self.constant(op, ws))
+                elif op == "OpSpecConstantOp":
+                    module_ops.append(self.spec_constant_op(ws))
                 elif op == "OpVariable":
                     module_ops.append(self.global_variable(ws))
                 elif op == "OpUndef":
                     self.count(ws, 2)
-                    u = spirv.UndefOp(self.type(ws[0]))
-                    self.values[ws[1]] = u.result
+                    u = spirv.UndefOp(self.value_type(ws[0]))
+                    self.define(ws[1], u.result)
                     module_ops.append(u)
                 elif op == "OpFunction":
                     end = next((j for j in range(i, len(insts)) if insts[j].opname == "OpFunctionEnd"), None)
@@ -200,9 +245,16 @@ class _Reader:
                     raise ValueError(f"{op} is not supported at module level")
             except SpirvReadError:
                 raise
-            except (ValueError, KeyError, IndexError, struct.error) as e:
-                raise self.err(f"{op}: {e}") from None
+            except (ValueError, KeyError, IndexError, TypeError, struct.error, VerifyException) as e:
+                raise self.err(f"{op}: {_one_line(e)}") from None
+            if module_ops and not isinstance(module_ops[-1], tuple) and module_ops[-1].location == UnknownLoc():
+                self.at(module_ops[-1])
             i += 1
+        self.offset = len(w)
+        if not has_memory_model:
+            raise self.err("missing OpMemoryModel (a module has exactly one, SPIR-V 2.4)")
+        if not entry_ops and "Linkage" not in caps:
+            raise self.err("no OpEntryPoint (only a module with the Linkage capability may have none, SPIR-V 2.4)")
         body: list[Operation] = []
         functions = []
         for item in module_ops:
@@ -212,10 +264,10 @@ class _Reader:
                 body.append(item)
         for inst, _ in entry_ops:
             self.offset = inst.offset
-            body.append(self.entry_point(inst.words))
+            body.append(self.at(self.entry_point(inst.words)))
         for inst in mode_ops:
             self.offset = inst.offset
-            body.append(self.execution_mode(inst.words))
+            body.append(self.at(self.execution_mode(inst.words, inst.opname == "OpExecutionModeId")))
         for finsts in functions:
             body.append(self.function(finsts))
         version = f"{major}.{minor}"
@@ -272,6 +324,8 @@ class _Reader:
         rid, a = ws[0], ws[1:]
         if rid in self.types or rid in self.values:
             raise ValueError(f"id {rid} defined twice")
+        if op != "OpTypePointer" and rid in self.forward_pointers:
+            raise ValueError(f"id {rid} was forward-declared as a pointer")
         t: Attribute
         if op == "OpTypeVoid":
             self.count(a, 0)
@@ -281,6 +335,8 @@ class _Reader:
             t = IntegerType(1)
         elif op == "OpTypeInt":
             self.count(a, 2)
+            if a[0] not in (8, 16, 32, 64) or a[1] not in (0, 1):
+                raise ValueError(f"OpTypeInt needs a width of 8, 16, 32 or 64 and a Signedness of 0 or 1, got {a}")
             t = IntegerType(a[0], Signedness.SIGNED if a[1] else Signedness.SIGNLESS)
         elif op == "OpTypeFloat":
             if len(a) != 1:
@@ -290,16 +346,24 @@ class _Reader:
             t = _FLOATS[a[0]]()
         elif op == "OpTypeVector":
             self.count(a, 2)
+            if a[1] not in (2, 3, 4, 8, 16):
+                raise ValueError(f"a vector has 2, 3, 4, 8 or 16 components, not {a[1]}")
             t = VectorType(self.type(a[0]), [a[1]])
         elif op == "OpTypePointer":
             self.count(a, 2)
             t = spirv.PointerType(self.type(a[1]), self.enum_name("StorageClass", a[0]))
+            if rid in self.forward_pointers:
+                self.forward_pointers.discard(rid)
+                # OpTypeForwardPointer's storage class must match (SPIR-V 3.42.6)
         elif op == "OpTypeRuntimeArray":
             self.count(a, 1)
             stride = self.deco(rid, "ArrayStride")
             t = spirv.RuntimeArrayType(self.type(a[0]), stride[0] if stride else 0)
         elif op == "OpTypeArray":
             self.count(a, 2)
+            if a[1] in self.values and a[1] not in self.const_ints:
+                raise ValueError("an array whose Length is a specialization constant is not supported "
+                                 "(array types here have a literal length)")
             stride = self.deco(rid, "ArrayStride")
             t = spirv.ArrayType(self.const_int(a[1]), self.type(a[0]), stride[0] if stride else 0)
         elif op == "OpTypeStruct":
@@ -340,7 +404,7 @@ class _Reader:
     def constant(self, op: str, ws: list[int]) -> spirv.ConstantOp:
         if len(ws) < 2:
             raise ValueError("missing result type/id")
-        t, rid, a = self.type(ws[0]), ws[1], ws[2:]
+        t, rid, a = self.value_type(ws[0]), ws[1], ws[2:]
         if op in ("OpConstantTrue", "OpConstantFalse"):
             self.count(a, 0)
             c = spirv.ConstantOp(op == "OpConstantTrue", t)
@@ -367,6 +431,10 @@ class _Reader:
             parts = [self.values.get(x) for x in a]
             if not parts or any(p is None or not isinstance(p.owner, spirv_general.CONSTANT_OPS) for p in parts):
                 raise ValueError("composite constant constituents must be constants")
+            if op == "OpSpecConstantComposite":
+                c = spirv_general.SpecConstantCompositeOp(parts, t)  # type: ignore[arg-type]
+                self.define(rid, c.result)
+                return c
             if len({id(p) for p in parts}) != 1 or not isinstance(parts[0].owner, spirv.ConstantOp):
                 c = spirv_general.ConstantCompositeOp(parts, t)  # type: ignore[arg-type]
                 if rid in self.values or rid in self.types:
@@ -388,7 +456,7 @@ class _Reader:
         """OpSpecConstant{,True,False}: a scalar default value and its SpecId."""
         if len(ws) < 2:
             raise ValueError("missing result type/id")
-        t, rid, a = self.type(ws[0]), ws[1], ws[2:]
+        t, rid, a = self.value_type(ws[0]), ws[1], ws[2:]
         if op == "OpSpecConstant":
             if not isinstance(t, IntegerType | Float16Type | Float32Type | Float64Type) or t == IntegerType(1):
                 raise ValueError(f"specialization constant of type {t} is not supported")
@@ -430,29 +498,76 @@ class _Reader:
     def declare_function(self, inst: _Inst) -> None:
         ws = inst.words
         self.count(ws, 4)
-        self.functions[ws[1]] = self.sym_name(ws[1], f"fn{ws[1]}")
+        if ws[1] in self.functions or ws[1] in self.values or ws[1] in self.types:
+            raise ValueError(f"id {ws[1]} defined twice")
+        # a function without OpName takes its entry point's name
+        self.functions[ws[1]] = self.sym_name(ws[1], self.entry_names.get(ws[1]) or f"fn{ws[1]}")
 
     def entry_point(self, ws: list[int]) -> spirv.EntryPointOp:
         try:
             model = self.enum_name("ExecutionModel", ws[0])
             fn = self.functions[ws[1]]
-            _, n = decode_string(ws, 2)
+            name, n = decode_string(ws, 2)
             iface = [self.globals[x] for x in ws[2 + n :]]
         except (KeyError, IndexError, ValueError) as e:
             raise self.err(f"OpEntryPoint: bad operand {e}") from None
-        return spirv.EntryPointOp(model, fn, iface)
+        return spirv.EntryPointOp(model, fn, iface, name)
 
-    def execution_mode(self, ws: list[int]) -> spirv.ExecutionModeOp:
+    def execution_mode(self, ws: list[int], with_ids: bool = False) -> spirv.ExecutionModeOp | spirv.ExecutionModeIdOp:
+        opname = "OpExecutionModeId" if with_ids else "OpExecutionMode"
         try:
             fn = self.functions[ws[0]]
+            if with_ids:  # OpExecutionModeId: the mode's parameters are <id>s of constants
+                name = self.enum_name("ExecutionMode", ws[1])
+                params = ENUMS["ExecutionMode"][name][3]
+                if len(ws) != 2 + len(params) or any(k != "IdRef" for k, _ in params):
+                    raise ValueError(f"ExecutionMode {name} does not take {len(ws) - 2} <id> operand(s)")
+                args = []
+                for w in ws[2:]:
+                    if w not in self.values:
+                        raise ValueError(f"id {w} is not a constant")
+                    args.append(self.values[w])
+                return spirv.ExecutionModeIdOp(fn, name, args)
             text, n = decode_enum("ExecutionMode", ws, 1)
             if 1 + n != len(ws):
                 raise ValueError("extra operand words")
         except (KeyError, IndexError, ValueError) as e:
-            raise self.err(f"OpExecutionMode: bad operand {e}") from None
+            raise self.err(f"{opname}: bad operand {_one_line(e)}") from None
         name, _, rest = text.partition("(")
         values = [int(v) for v in rest.rstrip(")").split(",") if v.strip()]
         return spirv.ExecutionModeOp(fn, name, values)
+
+    def spec_constant_op(self, ws: list[int]) -> spirv_general.SpecConstantOperationOp:
+        """OpSpecConstantOp: the computed instruction's operands, decoded with its grammar."""
+        if len(ws) < 3:
+            raise ValueError("missing result type/id/opcode")
+        t, rid, opcode = self.type(ws[0]), ws[1], ws[2]
+        opname = OPCODE_NAMES.get(opcode)
+        if opname is None:
+            raise ValueError(f"unknown opcode {opcode}")
+        args: list[SSAValue] = []
+        lits: list[Attribute] = []
+        for kind, v in decode_operands(opname, ws[3:]):
+            if kind == "id" and v in self.types and not args:
+                lits.append(self.types[v])  # the type <id> of OpCooperativeMatrixLength*
+            elif kind == "id":
+                if lits:
+                    raise ValueError(f"{opname}: <id> operand after a literal")
+                if v not in self.values:
+                    raise ValueError(f"id {v} is not a constant")
+                args.append(self.values[v])
+            elif kind == "lit":
+                lits.append(IntAttr(v))
+            else:
+                raise ValueError(f"{opname}: operand kind {kind} is not supported")
+        c = spirv_general.SpecConstantOperationOp(opname, args, lits, t)
+        self.define(rid, c.result)
+        return c
+
+    def define(self, rid: int, v: SSAValue) -> None:
+        if rid in self.values or rid in self.types or rid in self.functions or rid in self.forward_pointers:
+            raise ValueError(f"id {rid} defined twice")
+        self.values[rid] = v
 
     # -- functions ---------------------------------------------------------------------------------
     def function(self, insts: list[_Inst]) -> spirv.FuncOp:
@@ -506,7 +621,7 @@ class _Reader:
                     ws = inst.words
                     if len(ws) < 4 or len(ws) % 2:
                         raise self.err("OpPhi: wrong operand count")
-                    arg = block.insert_arg(self.type(ws[0]), len(block.args))
+                    arg = block.insert_arg(self.value_type(ws[0]), len(block.args))
                     self.values[ws[1]] = arg
                     self.hint(arg, ws[1])
                     phis.setdefault(lid, []).append((ws[1], ws[2:]))
@@ -515,6 +630,7 @@ class _Reader:
         region = Region(xblocks)
         fn = spirv.FuncOp(self.functions[fid], ftype, region,
                           None if control == "None" else control)
+        self.at(fn, head.offset)
         decos = [next((n for n, _ in self.decorations.get(p.words[1] if len(p.words) > 1 else -1, ()) if n in _PARAM_DECORATIONS), "")
                  for p in params]
         if any(decos):
@@ -579,9 +695,9 @@ class _Reader:
                     new = self.body_op(op, inst.words, lid, operand, branch_args, block_of)
                 except SpirvReadError:
                     raise
-                except (ValueError, KeyError, IndexError, TypeError) as e:
-                    raise self.err(f"{op}: {e}") from None
-                block.add_op(new)
+                except (ValueError, KeyError, IndexError, TypeError, VerifyException) as e:
+                    raise self.err(f"{op}: {_one_line(e)}") from None
+                block.add_op(self.at(new))
         return fn
 
     _global_ops: list[spirv.GlobalVariableOp]
@@ -628,10 +744,9 @@ class _Reader:
         n = int(has_type) + int(has_id)
         if len(ws) < n:
             raise ValueError("missing result type/id")
-        result_types = [self.type(ws[0])] if has_type else []
-        decode = getattr(cls, "decode_spirv", None)
-        if decode is not None:  # <id> parameters of an enumerant (Tensor Addressing Operands)
-            new = decode(result_types, ws[n:], lambda w: operand("id", w))
+        result_types = [self.value_type(ws[0])] if has_type else []
+        if cls in TENSOR_MEMORY_OPS:  # <id> parameters of an enumerant (Tensor Addressing Operands)
+            new = decode_tensor_memory(cls, result_types, ws[n:], lambda w: operand("id", w))
         else:
             items = [operand(k, v) for k, v in decode_operands(op, ws[n:])]
             new = cls.from_spirv(result_types, items)
@@ -652,17 +767,41 @@ class _Reader:
                 pass  # not a valid SSA name: the hint is only cosmetic
 
 
-def deserialize(data: bytes, ctx=None) -> spirv.ModuleOp:
-    """Decode a SPIR-V binary into a `spirv.module`.
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _verify(module: spirv.ModuleOp) -> None:
+    """Every op's verifier (the `spirv` dialect's validation rules), innermost first; a failure is
+    a SpirvReadError at the word of the failing op's instruction."""
+    for op in module.walk(reverse=False):
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            loc = op.location
+            word = loc.column.data if isinstance(loc, FileLineColLoc) else 0
+            raise SpirvReadError(f"invalid module: '{op.name}' op {_one_line(e)}", word) from None
+    try:
+        module.verify()  # structure (terminators, regions), with what the walk above checked
+    except VerifyException as e:
+        raise SpirvReadError(f"invalid module: {_one_line(e)}", 0) from None
+
+
+def deserialize(data: bytes, ctx=None, file: str = "<binary>") -> spirv.ModuleOp:
+    """Decode and validate a SPIR-V binary into a `spirv.module`.
 
     `data` is little-endian 32-bit words (bytes). `ctx` is accepted for API symmetry (the ops are
-    built directly). Raises SpirvReadError, one line naming the word offset, for a truncated or
-    corrupt binary (bad magic, word count 0 or past the end, unknown opcode, undefined id, wrong
-    operand count) and for constructs this reader does not support."""
+    built directly). Each op is located at `file:0:W`, W the word offset of its instruction.
+    Raises SpirvReadError (one line, with the word offset `word`) for a truncated or corrupt
+    binary (bad magic, word count 0 or past the end, unknown opcode, undefined id, wrong
+    operand count), for a module that breaks a validation rule the `spirv` dialect's verifiers
+    check (the message names the rule), a module that lacks a capability or extension it needs,
+    and for constructs this reader does not support. No other exception escapes."""
     if len(data) % 4:
-        raise SpirvReadError(f"word {len(data) // 4}: binary length {len(data)} bytes is not a multiple of 4")
+        raise SpirvReadError(f"binary length {len(data)} bytes is not a multiple of 4", len(data) // 4)
     words = list(struct.unpack(f"<{len(data) // 4}I", data))
-    reader = _Reader(words)
+    reader = _Reader(words, file)
     reader._global_ops = []
     orig = reader.global_variable
 
@@ -672,10 +811,66 @@ def deserialize(data: bytes, ctx=None) -> spirv.ModuleOp:
         return g
 
     reader.global_variable = track  # type: ignore[method-assign]
-    module = reader.read()
     try:
-        module.verify()
-    except Exception as e:  # the binary decoded but is not valid IR
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise SpirvReadError(f"word {len(words)}: decoded module does not verify: {first}") from None
+        module = reader.read()
+        _verify(module)
+        _check_requirements(module)
+        _check_builtins(module)
+    except SpirvReadError:
+        raise
+    except Exception as e:  # a construct the checks above missed: still the one-line read error
+        raise SpirvReadError(f"cannot read: {type(e).__name__}: {_one_line(e)}", reader.offset) from None
     return module
+
+
+# BuiltIns a GLCompute entry point may use (Vulkan "Built-In Variables": the others are for
+# graphics stages)
+_COMPUTE_BUILTINS = {"NumWorkgroups", "WorkgroupSize", "WorkgroupId", "LocalInvocationId", "GlobalInvocationId",
+                     "LocalInvocationIndex", "SubgroupSize", "NumSubgroups", "SubgroupId",
+                     "SubgroupLocalInvocationId", "SubgroupEqMask", "SubgroupGeMask", "SubgroupGtMask",
+                     "SubgroupLeMask", "SubgroupLtMask", "DeviceIndex", "BaseInstance"}
+
+
+def _check_builtins(module: spirv.ModuleOp) -> None:
+    """Compute shaders only: every entry point is GLCompute (the execution modes and builtins
+    checked here are those of compute), and its builtins are compute ones."""
+    for op in module.ops:
+        if isinstance(op, spirv.EntryPointOp) and op.execution_model.data != "GLCompute":
+            loc = op.location
+            raise SpirvReadError(f"execution model {op.execution_model.data} is not supported (compute shaders: "
+                                 "GLCompute only)", loc.column.data if isinstance(loc, FileLineColLoc) else 0)
+    for op in module.ops:
+        if isinstance(op, spirv.GlobalVariableOp) and op.built_in is not None \
+                and op.built_in.data not in _COMPUTE_BUILTINS:
+            loc = op.location
+            raise SpirvReadError(f"invalid module: BuiltIn {op.built_in.data} is not available to a GLCompute "
+                                 "entry point (Vulkan built-in variables)",
+                                 loc.column.data if isinstance(loc, FileLineColLoc) else 0)
+
+
+def _check_requirements(module: spirv.ModuleOp) -> None:
+    """The capabilities, extensions and memory model the module's instructions need are declared
+    (SPIR-V 2.4; the same check as the writer's)."""
+    req = derive_requirements(module)
+    if req.memory_model != module.memory_model.data:
+        raise SpirvReadError(f"invalid module: SPV_KHR_cooperative_matrix needs memory model {req.memory_model}, "
+                             f"got {module.memory_model.data}")
+    declared = implied_closure([c.data for c in module.capabilities])
+    exts = {e.data for e in module.extensions}
+    if "Kernel" in declared:
+        raise SpirvReadError("the Kernel capability (OpenCL) is not supported: compute shaders (Shader) only")
+    version = version_of(module)
+    for cap in sorted(declared):  # a declared capability's extension is declared too
+        _, _, cexts, _, cversion = ENUMS["Capability"][cap]
+        core = tuple(int(p) for p in cversion.split(".")) if cversion else None
+        if cexts and (core is None or version < core) and not exts & set(cexts):
+            raise SpirvReadError(f"invalid module: capability {cap} needs OpExtension {' or '.join(cexts)}")
+    for cap, where in req.needs.items():
+        if cap not in declared:
+            raise SpirvReadError(f"invalid module: '{where}' needs capability {cap}, which OpCapability does not declare")
+    missing = set(req.extensions) - {e.data for e in module.extensions}
+    if missing:
+        raise SpirvReadError(f"invalid module: missing OpExtension {', '.join(sorted(missing))}")
+    if req.memory_model != module.memory_model.data:
+        raise SpirvReadError(f"invalid module: SPV_KHR_cooperative_matrix needs memory model {req.memory_model}, "
+                             f"got {module.memory_model.data}")

@@ -62,7 +62,9 @@ def version_of(module: spirv.ModuleOp) -> tuple[int, int]:
 def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[Feature]:
     if isinstance(t, IntegerType):
         w = t.width.data
-        if w != 1 and w in _INT_CAPS:
+        # an 8/16-bit type only held in a buffer needs just the storage capability (SPIR-V 2.16.1:
+        # StorageBuffer8BitAccess/16BitAccess allow the type there); a value of it needs Int8/Int16
+        if w != 1 and w in _INT_CAPS and not (sc and (w == 16 and sc in _STORAGE_16 or w == 8 and sc in _STORAGE_8)):
             yield Feature("Capability", _INT_CAPS[w], where)
         if sc and w == 16 and sc in _STORAGE_16:
             yield Feature("Capability", _STORAGE_16[sc], where)
@@ -104,7 +106,7 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
         yield Feature("Instruction", "OpTypeTensorViewNV", where)
     elif isinstance(t, AnyFloat):
         w = t.bitwidth
-        if w in _FLOAT_CAPS:
+        if w in _FLOAT_CAPS and not (sc and w == 16 and sc in _STORAGE_16):
             yield Feature("Capability", _FLOAT_CAPS[w], where)
         if sc and w == 16 and sc in _STORAGE_16:
             yield Feature("Capability", _STORAGE_16[sc], where)
@@ -170,6 +172,9 @@ def collect_features(module: spirv.ModuleOp) -> list[Feature]:
             for prop, kind in op.ENUM_PROPS:
                 if (v := op.properties.get(prop)) is not None:
                     feats.extend(Feature(kind, n, where) for n, _ in spirv.parse_enum_operand(kind, v.data))
+        elif isinstance(op, spirv.FuncOp) and op.function_control is not None:
+            feats.extend(Feature("FunctionControl", n, where)
+                         for n, _ in spirv.parse_enum_operand("FunctionControl", op.function_control.data))
         elif isinstance(op, spirv.EntryPointOp):
             feats.append(Feature("ExecutionModel", op.execution_model.data, where))
         elif isinstance(op, spirv.ExecutionModeOp):
@@ -224,6 +229,9 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
                 if (v := op.properties.get(prop)) is not None:
                     for k in _enum_keys(kind, v.data):
                         add(k, where)
+        elif isinstance(op, spirv.FuncOp) and op.function_control is not None:
+            for k in _enum_keys("FunctionControl", op.function_control.data):
+                add(k, where)
         elif isinstance(op, spirv.EntryPointOp):
             add(("ExecutionModel", op.execution_model.data), where)
         elif isinstance(op, spirv.ExecutionModeOp):
@@ -291,7 +299,9 @@ def derive_requirements(module: spirv.ModuleOp) -> Requirements:
     # (needs only grows, so a gate satisfied once stays satisfied)
     keyed = _collect_feature_keys(module)
     for kind, name in keyed:
-        if kind == "Instruction" and "CooperativeMatrix" in name:
+        # KHR matrices (and coopmat2, whose instructions take them) need the Vulkan memory model;
+        # SPV_NV_cooperative_matrix does not (it works with GLSL450 too)
+        if kind == "Instruction" and "CooperativeMatrix" in name and name.endswith("KHR"):
             uses_coop = True
     if uses_coop:
         memory_model = "Vulkan"

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     FloatAttr,
     FunctionType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
@@ -33,6 +34,7 @@ from coopdialect.dialects import spirv, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import encode_enum, encode_operands, encode_string, has_result
 from coopdialect.spirv.errors import SpirvEmitError
 from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS, MAGIC_NUMBER
+from coopdialect.spirv.tensor_operands import TENSOR_MEMORY_OPS, encode_tensor_memory
 from coopdialect.spirv.requirements import _op_types, derive_requirements, implied_closure, version_of
 
 GENERATOR_MAGIC = 0
@@ -243,14 +245,17 @@ class _Writer:
         self.emitted.add(key)
         return ref
 
-    def composite_id(self, op: spirv_general.ConstantCompositeOp) -> _Ref:
+    def composite_id(self, op: spirv_general.CompositeConstant) -> _Ref:
         """A non-splat OpConstantComposite, deduplicated by type and constituent ids."""
         parts = [self.value_id(c) for c in op.constituents]
         t = canonical_type(op.result.type)
-        key = ("composite", t, tuple(p.key if type(p.key) is tuple else _key(p.key) for p in parts))
+        spec = isinstance(op, spirv_general.SpecConstantCompositeOp)
+        key = ("speccomposite", _key(op.result)) if spec else (
+            "composite", t, tuple(p.key if type(p.key) is tuple else _key(p.key) for p in parts))
         if key not in self.emitted:
             tid = self.type_id(t)
-            self.globals.append(self.ins("OpConstantComposite", [tid, _Ref(key), *parts]))
+            self.globals.append(self.ins("OpSpecConstantComposite" if spec else "OpConstantComposite",
+                                         [tid, _Ref(key), *parts]))
             self.emitted.add(key)
         return _Ref(key)
 
@@ -272,6 +277,18 @@ class _Writer:
                 self.globals.append(self.ins("OpSpecConstant", [tid, ref, *words]))
             if op.spec_id is not None:
                 self.annotations.append(self.ins("OpDecorate", [ref, *encode_enum("Decoration", f"SpecId({op.spec_id.data})")]))
+            self.emitted.add(key)
+        return _Ref(key)
+
+    def spec_constant_operation_id(self, op: spirv_general.SpecConstantOperationOp) -> _Ref:
+        """OpSpecConstantOp: never deduplicated (it may depend on specialization)."""
+        key = ("specop", _key(op.result))
+        if key not in self.emitted:
+            args = [self.value_id(a) for a in op.args]
+            tail = [x.data if isinstance(x, IntAttr) else self.type_id(x) for x in op.literals]
+            tid = self.type_id(op.result.type)
+            self.globals.append(self.ins("OpSpecConstantOp", [tid, _Ref(key), INSTRUCTIONS[op.opcode.data][0],
+                                                              *args, *tail]))
             self.emitted.add(key)
         return _Ref(key)
 
@@ -311,10 +328,12 @@ class _Writer:
                 return _Ref(self.symbols[sym])
             if isinstance(owner, spirv.UndefOp) and owner.parent_op() is self.module:
                 return self.undef_id(owner.result.type)
-            if isinstance(owner, spirv_general.ConstantCompositeOp):
+            if isinstance(owner, spirv_general.CompositeConstant):
                 return self.composite_id(owner)
             if isinstance(owner, spirv_general.SpecConstantOp):
                 return self.spec_constant_id(owner)
+            if isinstance(owner, spirv_general.SpecConstantOperationOp):
+                return self.spec_constant_operation_id(owner)
             return _Ref(v)
         if isinstance(v, SymbolRefAttr):  # a function operand (CombineFunc, Func, DecodeFunc)
             return self.sym(v.root_reference.data, spirv.FuncOp)
@@ -361,10 +380,11 @@ class _Writer:
                 roots.setdefault(f"1 {t} {words}", lambda op=op: self.const_id(op.value, op.result.type))
             elif isinstance(op, spirv.UndefOp) and op.parent_op() is m:
                 roots.setdefault(f"2 {canonical_type(op.result.type)}", lambda op=op: self.undef_id(op.result.type))
-            elif isinstance(op, spirv_general.SpecConstantOp):
+            elif isinstance(op, spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp
+                            | spirv_general.SpecConstantCompositeOp):
                 # in IR order (each is distinct), before the composites that may use them
-                roots[f"3 {len(roots):08d}"] = lambda op=op: self.spec_constant_id(op)
-            elif isinstance(op, spirv_general.ConstantCompositeOp):
+                roots[f"3 {len(roots):08d}"] = lambda op=op: self.value_id(op.result)
+            elif isinstance(op, spirv_general.CompositeConstant):
                 roots.setdefault(f"4 {self.composite_sort_key(op)}", lambda op=op: self.value_id(op.result))
             for t in _types_of(op):
                 if id(t) in seen_types:
@@ -396,15 +416,20 @@ class _Writer:
                 iface = [self.sym(s.root_reference.data, spirv.GlobalVariableOp) for s in op.interface]
                 entry_points.append(self.ins("OpEntryPoint", [
                     *encode_enum("ExecutionModel", op.execution_model.data), fn,
-                    *encode_string(op.fn.root_reference.data), *iface]))
+                    *encode_string(op.entry_point_name), *iface]))
             elif isinstance(op, spirv.ExecutionModeOp):
                 fn = self.sym(op.fn.root_reference.data, spirv.FuncOp)
                 text = f"{op.execution_mode.data}({', '.join(str(v.data) for v in op.values)})" if op.values else op.execution_mode.data
                 modes.append(self.ins("OpExecutionMode", [fn, *encode_enum("ExecutionMode", text)]))
+            elif isinstance(op, spirv.ExecutionModeIdOp):
+                fn = self.sym(op.fn.root_reference.data, spirv.FuncOp)
+                modes.append(self.ins("OpExecutionModeId", [fn, ENUMS["ExecutionMode"][op.execution_mode.data][0],
+                                                            *(self.value_id(a) for a in op.args)]))
             elif isinstance(op, spirv.FuncOp):
                 functions.extend(self.function(op))
-            elif isinstance(op, spirv.ConstantOp | spirv.UndefOp | spirv_general.ConstantCompositeOp
-                            | spirv_general.SpecConstantOp | spirv_general.ExtInstImportOp | spirv_general.SourceOp):
+            elif isinstance(op, spirv.ConstantOp | spirv.UndefOp | spirv_general.CompositeConstant
+                            | spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp
+                            | spirv_general.ExtInstImportOp | spirv_general.SourceOp):
                 pass
             else:
                 raise SpirvEmitError(f"'{op.name}': not allowed at spirv.module level")
@@ -433,7 +458,7 @@ class _Writer:
         if isinstance(op, spirv.ConstantOp):
             st = spirv.scalar_type(t)
             return f"c({t} {scalar_words(op.value, st) if st != IntegerType(1) else [op.value.value.data]})"
-        if isinstance(op, spirv_general.ConstantCompositeOp):
+        if isinstance(op, spirv_general.CompositeConstant):
             return f"cc({t} [{', '.join(self.composite_sort_key(c.owner) for c in op.constituents)}])"
         spec = [o for o in self.module.walk() if isinstance(o, spirv_general.SpecConstantOp)]
         return f"s({spec.index(op)})"
@@ -561,8 +586,8 @@ class _Writer:
             if isinstance(op, spirv_general.ExtInstOp):
                 return [INSTRUCTIONS[opname][0], *words, _Ref(("extinst", op.set.data)), op.instruction.data,
                         *(self.value_id(a) for a in op.arguments)]
-            if type(op) in _SELF_ENCODED:
-                return [INSTRUCTIONS[op.OPNAME][0], *words, *op.encode_spirv(self.value_id)]
+            if isinstance(op, TENSOR_MEMORY_OPS):
+                return [INSTRUCTIONS[op.OPNAME][0], *words, *encode_tensor_memory(op, self.value_id)]
             items = op.spirv_operands()
             if _ids_only(opname, items):
                 words += [self.value_id(item) for item in items]
@@ -576,13 +601,11 @@ class _Writer:
 
 
 _RESULT_LAYOUT: dict[str, tuple[bool, bool]] = {}
-# ops whose operands the grammar-driven encoder cannot express (<id> parameters of an enumerant)
-_SELF_ENCODED = frozenset(c for c in spirv.INSTRUCTION_OPS if hasattr(c, "encode_spirv"))
-_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.ConstantCompositeOp,
-            spirv_general.SpecConstantOp)
+_HOISTED = (spirv.ConstantOp, spirv.AddressOfOp, spirv.UndefOp, spirv_general.CompositeConstant,
+            spirv_general.SpecConstantOp, spirv_general.SpecConstantOperationOp)
 # emitted with the module's constants or variables, never in place (a function-level Undef is)
-_HOISTED_IN_FUNCTION = (spirv.ConstantOp, spirv.AddressOfOp, spirv_general.ConstantCompositeOp,
-                        spirv_general.SpecConstantOp)
+_HOISTED_IN_FUNCTION = (spirv.ConstantOp, spirv.AddressOfOp, spirv_general.CompositeConstant,
+                        spirv_general.SpecConstantOp, spirv_general.SpecConstantOperationOp)
 _HOISTED_TYPES: dict[type, bool] = {}
 
 
