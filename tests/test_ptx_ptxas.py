@@ -66,22 +66,27 @@ def test_sm80_target_assembles(tmp_path: Path) -> None:
 def test_every_example_assembles(tmp_path: Path) -> None:
     """Every file in examples/ through convert-coop-to-ptx and ptxas -arch=sm_90a, clean: the
     GEMMs, sparse, and the cooperative-matrix-2 / tensor-addressing ones (issue 13). The
-    Workgroup-tile GEMMs (*_wg, two warpgroups) lower only in the staged form (docs/ptx.md:
-    pipeline-coop-loads first); the *_vk GEMMs are written for the Vulkan pipeline
-    (docs/vulkan.md: B row-major, 128-byte rows) and are not PTX examples."""
+    Workgroup-tile GEMMs (*_wg, two warpgroups) lower in the staged form (docs/ptx.md:
+    pipeline-coop-loads first); the *_vk GEMMs through their Vulkan pipeline's first passes
+    (staged, distributed over subgroups, legalized to mma.sync tiles: the op-by-op staged path).
+    The Arm blocked-layout example is SPIR-V only (SPV_ARM_cooperative_matrix_layouts) and is
+    refused by convert-coop-to-ptx with one line (test_arm_example_is_refused_by_ptx)."""
     from coopdialect import api
     from coopdialect.ptx import emit_ptx
     from coopdialect.runtime.device import lower
 
     ptxas = find_ptxas()
     examples = sorted(p for p in (Path(__file__).resolve().parents[1] / "examples").glob("*.mlir")
-                      if not p.stem.endswith("_vk"))
+                      if "_arm_" not in p.stem)
     assert len(examples) >= 8
     bad = []
     for ex in examples:
         for fold in (False, True):
             passes = (["fold-tensor-views"] if fold else []) + (
-                ["pipeline-coop-loads{stages=4}"] if ex.stem.endswith("_wg") else [])
+                ["pipeline-coop-loads{stages=4}"] if ex.stem.endswith("_wg") else
+                ["pipeline-coop-loads{stages=2}", "distribute-coop-workgroup",
+                 "legalize-coop-sizes{target=sm90a-ptx flexible=false}"]
+                if ex.stem.endswith("_vk") else [])
             p = tmp_path / f"{ex.stem}{'_folded' if fold else ''}.ptx"
             p.write_text(emit_ptx(lower(api.parse(ex.read_text(), str(ex)), ",".join(passes),
                                         "convert-coop-to-ptx")))
@@ -89,3 +94,16 @@ def test_every_example_assembles(tmp_path: Path) -> None:
             if rc or out:
                 bad.append(f"{p.name}: rc={rc}\n{out}")
     assert not bad, "ptxas rejected or warned about:\n" + "\n".join(bad)
+
+
+def test_arm_example_is_refused_by_ptx() -> None:
+    from coopdialect import api
+    from coopdialect.diagnostics import format_error
+
+    ex = Path(__file__).resolve().parents[1] / "examples" / "gemm_f16_arm_blocked.mlir"
+    m = api.parse(ex.read_text(), str(ex))
+    with pytest.raises(Exception) as e:
+        api.run_pipeline(m, "convert-coop-to-ptx")
+    line = format_error(e.value)
+    assert line.startswith(f"{ex}:") and "\n" not in line
+    assert "RowBlockedInterleavedARM has no PTX lowering" in line
