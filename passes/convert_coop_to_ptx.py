@@ -63,14 +63,15 @@ class ConvertCoopToPtxPass(ModulePass):
     Options of the warp-specialized pipeline that a staged kernel becomes (`pipelined.py`):
     `producer-registers` / `consumer-registers` (`setmaxnreg` budgets per thread; 0 = the most that fits
     beside the producer, capped at 232: 40 / 232 with two consumer warpgroups) and `raster-group` (tile
-    rows per sweep of the remapped workgroup ids; 8 measured best on the H200).
+    rows per sweep of the remapped workgroup ids; 16 measured best on the H200: sparse f16 8192³
+    930.6 TFLOP/s vs 885.4 with 8, 785 with 4; dense equal with 8 and 16).
     """
 
     name = "convert-coop-to-ptx"
     target: str = "sm_90a"
     producer_registers: int = 40
     consumer_registers: int = 0
-    raster_group: int = 8
+    raster_group: int = 16
     cluster_m: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

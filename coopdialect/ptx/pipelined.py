@@ -82,7 +82,7 @@ class Options:
 
     producer_registers: int = 40
     consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
-    raster_group: int = 8
+    raster_group: int = 16
     cluster_m: int = 1  # CTAs per cluster along workgroup y; 2 multicasts the tiles they share
 
     def budgets(self, consumers: int) -> tuple[int, int]:
