@@ -1,26 +1,34 @@
 """Run glslang's cooperative-matrix shaders as glslang wrote them and as coopdialect's reader and
 writer rewrote them, on the H200 through Vulkan, and compare both with numpy models of the GLSL.
 
-    python tools/gpu/spirv_read_check.py build .spvread            # here: glslang, read, write, spirv-val
-    python3 tools/gpu/spirv_read_check.py run .spvread --out D     # on the GPU: dispatch both, compare
+    python3 tools/gpu/spirv_read_check.py [--seed 2026] [--out D]   # on the GPU (coopdialect installed)
+    python tools/gpu/spirv_read_check.py --regen                    # here: glslang -> testdata/*.spv
 
-`build` compiles each shader with glslangValidator, rewrites it (`deserialize` then `serialize`),
-validates both binaries with spirv-val, draws small-integer inputs (every product and sum is exact
-in f16/f32) and stores the numpy model's output. `run` dispatches glslang's binary and the rewrite
-with the same buffers and push constants; a case passes when the rewrite's output buffers equal
+The GPU machine has no glslang, so glslang's binaries are committed: `tools/gpu/testdata/X.spv` is
+`glslangValidator -V --target-env vulkan1.3 -DSCOPE_SUBGROUP=<the grammar's Scope Subgroup>` of
+the case's `X.comp` (`--regen` rewrites them). tests/test_spirv_read_check.py compiles every
+shader again and requires the committed bytes, runs spirv-val on glslang's binary and on the
+rewrite, and runs this check with the interpreter (on the raised binaries) standing in for the
+Vulkan device.
+
+For each case the check rewrites glslang's binary (`deserialize` then `serialize`, on the GPU
+machine), draws small-integer inputs (every product and sum is exact in f16/f32), computes the
+numpy model's output, and dispatches both binaries through coopdialect.runtime's Vulkan device
+with the same buffers and push constants. A case passes when the rewrite's output buffers equal
 glslang's bit for bit and both equal the model.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vk_check_common import bits, cli, report, save_case, write_manifest, write_spv  # noqa: E402
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
 
 def _ints(rng, n, dtype, lo=-3, hi=4):
     return rng.integers(lo, hi, n).astype(dtype)
@@ -90,67 +98,84 @@ CASES = {
 }
 
 
-def build(args) -> None:
-    sys.path.insert(0, os.getcwd())
+
+def binary_path(src: str) -> Path:
+    """The committed glslang binary of shader `src` (a path from ROOT): testdata/<stem>.spv."""
+    return HERE / "testdata" / (Path(src).stem + ".spv")
+
+
+def compile_glslang(src: str, out: Path, exe: str = "glslangValidator") -> bytes:
+    """glslang's SPIR-V of shader `src` (written to `out`); raises CalledProcessError."""
     from coopdialect.spirv.grammar_tables import ENUMS
+
+    subprocess.run([exe, "-V", "--target-env", "vulkan1.3",
+                    f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}", "-o", str(out),
+                    str(ROOT / src)], check=True, capture_output=True)
+    return out.read_bytes()
+
+
+def rewrite(theirs: bytes, file: str) -> bytes:
+    """The reader+writer's rewrite of a binary: serialize(deserialize(theirs))."""
     from coopdialect.spirv.reader import deserialize
     from coopdialect.spirv.writer import serialize
 
-    os.makedirs(args.folder, exist_ok=True)
-    rng = np.random.default_rng(args.seed)
-    manifest: list[dict] = []
+    return serialize(deserialize(theirs, file=file))
+
+
+def prepared(seed: int = 2026):
+    """Per case, in CASES order: (name, glslang's binary, the rewrite, input buffers,
+    {output buffer index: the model's output}, grid, push-constant bytes or None)."""
+    rng = np.random.default_rng(seed)
     for name, (src, model) in CASES.items():
-        out = os.path.join(args.folder, f"{name}_glslang.spv")
-        subprocess.run(["glslangValidator", "-V", "--target-env", "vulkan1.3",
-                        f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}", "-o", out, src],
-                       check=True, capture_output=True)
-        with open(out, "rb") as f:
-            theirs = f.read()
-        write_spv(args.folder, f"{name}_glslang", theirs)
-        ours = write_spv(args.folder, f"{name}_ours", serialize(deserialize(theirs, file=out)))
+        path = binary_path(src)
+        theirs = path.read_bytes()
         inputs, expected, grid, push = model(rng)
-        want = [expected.get(i, x) for i, x in enumerate(inputs)]
-        save_case(args.folder, manifest, name, ours, "main", grid, inputs, want,
-                  glslang=f"{name}_glslang.spv", outputs=sorted(expected),
-                  push=push.hex() if push else None)
-    write_manifest(args.folder, manifest, " (glslang's binary and the rewrite of each)")
+        yield name, theirs, rewrite(theirs, str(path)), inputs, expected, grid, push
 
 
-def run(args) -> int:
-    import json
+def _arg(argv: list[str], flag: str, default=None):
+    return argv[argv.index(flag) + 1] if flag in argv else default
 
-    from vk_runner import VulkanContext
 
-    with open(os.path.join(args.folder, "manifest.json")) as f:
-        manifest = json.load(f)
-    lines, failures = [], 0
-    with VulkanContext() as ctx:
-        info = ctx.device_info()
+def main(argv: list[str]) -> int:
+    if "--regen" in argv:
+        for src, _ in CASES.values():
+            compile_glslang(src, binary_path(src))
+            print(f"wrote {binary_path(src).relative_to(ROOT)}")
+        return 0
+    sys.path.insert(0, str(HERE))
+    from gpu_check_common import bytes_differ, report
+
+    from coopdialect.runtime import open_device
+    from coopdialect.runtime.device import DeviceError
+
+    out = Path(_arg(argv, "--out")) if "--out" in argv else None
+    lines, failures, cases = [], 0, list(prepared(int(_arg(argv, "--seed", 2026))))
+    try:
+        dev = open_device("vulkan")
+    except DeviceError as e:  # no loader, driver or GPU: one line, not a traceback
+        print(e, file=sys.stderr)
+        return 1
+    with dev:
+        info = dev.ctx.device_info()
         lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
-        for m in manifest:
-            arrays = np.load(os.path.join(args.folder, m["case"] + ".npz"))
-            names = sorted(arrays.files, key=lambda k: int(k.split("_")[1]))
-            n = m["buffers"]
-            inputs, expected = [arrays[k] for k in names[:n]], [arrays[k] for k in names[n:2 * n]]
-            push = bytes.fromhex(m["push"]) if m["push"] else None
-            try:
-                got = {}
-                for which in ("glslang", "spv"):
-                    with open(os.path.join(args.folder, m[which]), "rb") as f:
-                        got[which] = ctx.run_compute(f.read(), inputs, tuple(m["grid"]), entry=m["entry"],
-                                                     push_constants=push)
-                same = all(np.array_equal(bits(got["glslang"][i]), bits(got["spv"][i])) for i in m["outputs"])
-                model = all(np.array_equal(bits(got["spv"][i]), bits(expected[i])) for i in m["outputs"])
+        for name, theirs, ours, inputs, expected, grid, push in cases:
+            try:  # VulkanDevice.launch has no push constants: dispatch through its runner, dev.ctx
+                got = {which: dev.ctx.run_compute(dev.load(binary).binary, inputs, grid, entry="main",
+                                                  push_constants=push)
+                       for which, binary in (("glslang", theirs), ("rewrite", ours))}
+                same = bytes_differ(got["rewrite"], {i: got["glslang"][i] for i in expected})[0] == 0
+                model = all(bytes_differ(got[w], expected)[0] == 0 for w in got)
                 status = "PASS" if same and model else "FAIL"
-                text = f": rewrite == glslang's binary: {same}; == numpy model: {model}"
+                text = f": rewrite == glslang's binary: {same}; both == numpy model: {model}"
             except Exception as e:  # noqa: BLE001 - report it and go on with the other cases
                 status, text = "FAIL", f": {type(e).__name__}: {e}"
             failures += status != "PASS"
-            lines.append(f"[{status}] {m['case']}{text}")
-    lines.append(f"{len(manifest) - failures}/{len(manifest)} cases: the reader+writer's rewrite of glslang's "
+            lines.append(f"[{status}] {name}{text}")
+    lines.append(f"{len(cases) - failures}/{len(cases)} cases: the reader+writer's rewrite of glslang's "
                  "binary computes what glslang's binary computes, bit for bit, and equals the numpy model")
-    return report(lines, args.out, "spirv_read_check.txt", failures)
+    return report(lines, out, "spirv_read_check.txt", failures)
 
 
 if __name__ == "__main__":
-    cli(__doc__, build, run)
+    sys.exit(main(sys.argv[1:]))
