@@ -11,14 +11,19 @@ Output: one CTA of `128 * (C + 1)` threads (C = accumulator rows / 64 consumer w
   the kernel's copy slice — the same IR with every matrix op dropped — and turns each group of
   copies into `mbarrier.arrive.expect_tx` on `full[g mod S]` plus one
   `cp.async.bulk.tensor.2d` per copy (the tensor map of the source argument, box = the copy's
-  rows x cols, 128-byte swizzle); before refilling a slot it waits on `empty[g mod S]`.
+  rows x cols, swizzled by its row width: 32, 64 or 128 bytes; sparsity metadata unswizzled);
+  before refilling a slot it waits on `empty[g mod S]`.
 * **consumers** (warpgroups 1..C, `setmaxnreg.inc` to `consumer_registers`): run the IR with the
   copies dropped; `coop.async_wait_group` waits on `full[g mod S]` (parity `(g / S) & 1`); an A/B
-  load from a workgroup buffer is a wgmma shared-memory descriptor (K-major, 128B swizzle,
-  SBO = 1024 bytes); each `coop.mul_add` is K/16 `wgmma.mma_async.m64nNk16` on the consumer's
+  load from a workgroup buffer is a wgmma shared-memory descriptor (K-major, swizzled,
+  SBO = 8 rows); each `coop.mul_add` is K/16 `wgmma.mma_async.m64nNk16` on the consumer's
   64 rows, committed, then `wgmma.wait_group 1` — so one batch is in flight while the next
   stage's copy lands — after which the previous stage is released (`mbarrier.arrive` on
-  `empty`, one per warp).
+  `empty`, one per warp). A `sparse_mma.mma_sp` is the same with `wgmma.mma_async.sp` and
+  sp-meta words packed from the metadata tile, but `wgmma.wait_group 0`: the hardware reads the
+  sp-meta register while the instruction runs.
+* `cluster_m = 2` pairs CTAs along workgroup y: each copies half of the boxes both read into
+  both (multicast), and releases stages on both CTAs' barriers (measured slower; not default).
 
 Group numbering is static: the function body's commits before the staged loop count P, each
 iteration commits c, so the copies/waits of iteration i refer to group `P + i*c + k`. Workgroup
