@@ -10,17 +10,15 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType
 
 from coopdialect.context import make_context
 from coopdialect.diagnostics import CoopError, LocatingParser
 from coopdialect.interpreter import run_kernel
-from coopdialect.interpreter.common import numpy_dtype
 from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
 from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass
+from coopdialect.tools.race_soak import small_integer_buffers
 
 EX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 # the grids stated in the examples' headers
@@ -56,31 +54,13 @@ def _kernel(module, key: str = "") -> func.FuncOp:
     return k
 
 
-def _buffers(kernel: func.FuncOp, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out = []
-    for t in kernel.function_type.inputs.data:
-        assert isinstance(t, MemRefType)
-        dt = numpy_dtype(t.element_type)
-        shape = t.get_shape()
-        if dt.kind == "f" or dt.name == "bfloat16":
-            out.append(rng.integers(-3, 4, shape).astype(dt))
-        elif dt == np.int16:
-            # the Q4_0 example keeps f16 scales in i16 words: finite patterns, so no NaN arithmetic
-            out.append(rng.integers(0, 0x3BFF, shape, endpoint=True).astype(dt))
-        else:
-            info = np.iinfo(dt)
-            out.append(rng.integers(info.min, info.max, shape, endpoint=True).astype(dt))
-    return out
-
-
 @pytest.mark.parametrize("flexible", [True, False])
 @pytest.mark.parametrize("name", sorted(GRIDS))
 def test_pipeline_keeps_interpreter_results(name, flexible):
     key, name = name, name.split(":")[0]
     module = _parse(name)
     kernel = _kernel(module, key)
-    inputs = _buffers(kernel, 7)
+    inputs = small_integer_buffers(kernel, 7)
     before = [b.copy() for b in inputs]
     run_kernel(module, kernel.sym_name.data, before, GRIDS[key])
     after_mod = _parse(name)

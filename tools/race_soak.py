@@ -68,8 +68,9 @@ def _kernel(module, wanted: str | None) -> func.FuncOp:
     return k
 
 
-def _inputs(kernel: func.FuncOp, seed: int) -> list[np.ndarray]:
-    """Small integers for every buffer (exact sums; f16 scale words kept finite)."""
+def small_integer_buffers(kernel: func.FuncOp, seed: int) -> list[np.ndarray]:
+    """Small integers for every memref argument of `kernel` (float sums stay exact; the Q4_0
+    example's f16 scales, kept in i16 words, stay finite patterns so no NaN arithmetic)."""
     rng = np.random.default_rng(seed)
     out = []
     for t in kernel.function_type.inputs.data:
@@ -95,7 +96,7 @@ def cases() -> list[tuple[str, object, str, tuple[int, int, int], list[np.ndarra
         path = os.path.join(EXAMPLES, name)
         module = _parse(open(path).read(), path)
         k = _kernel(module, wanted)
-        inputs = _inputs(k, 100 + i)
+        inputs = small_integer_buffers(k, 100 + i)
         if "sparse" in name:  # valid 2:4 values and metadata, as tools/gpu/sparse_check.py
             sys.path.insert(0, os.path.join(ROOT, "tools", "gpu"))
             from sparse_check import _sparse_a, compress_24  # noqa: PLC0415
