@@ -34,7 +34,8 @@ def lower(ir: str, stages: int, extra: str = ""):
 
 
 @pytest.mark.parametrize("dt,stages,bm,bn", [("f16", 4, 128, 256), ("bf16", 3, 128, 256),
-                                             ("f16", 2, 64, 128), ("bf16", 4, 192, 128)])
+                                             ("f16", 2, 64, 128), ("bf16", 4, 192, 128),
+                                             ("f16", 4, 256, 128)])
 def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int, bm: int,
                                            bn: int) -> None:
     m = lower(gemm_wg_ir(2 * bm, 2 * bn, 512, dt, TM=bm, TN=bn), stages)
@@ -68,6 +69,66 @@ def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stage
     # compressed A rows are K/2 values (64 bytes for f16 K=64 and for 8-bit K=128): 64B swizzle;
     # metadata bytes unswizzled; B rows 128 bytes
     assert swz == {0: "64B", 1: "NONE", 2: "128B"}
+
+
+def _ptxas_registers(tmp_path: Path, text: str) -> int:
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "0 bytes spill stores, 0 bytes spill loads" in out, out
+    return int(re.search(r"Used (\d+) registers", out).group(1))
+
+
+@pytest.mark.parametrize("kind,bm,bn,consumers", [("dense", 64, 256, 1), ("dense", 128, 256, 2),
+                                                  ("dense", 192, 128, 3), ("dense", 256, 128, 2),
+                                                  ("sparse", 128, 256, 2), ("sparse", 256, 128, 2)])
+def test_setmaxnreg_stays_within_the_launch_allocation(tmp_path: Path, kind: str, bm: int, bn: int,
+                                                      consumers: int) -> None:
+    """setmaxnreg.inc only takes registers the CTA's .dec released; asking for more waits forever
+    (a 5-warpgroup kernel hung on the H200). ptxas's own register count is the reference."""
+    gen = gemm_wg_ir if kind == "dense" else sparse_gemm_wg_ir
+    m = lower(gen(2 * bm, 2 * bn, 512, "f16", TM=bm, TN=bn), 4)
+    text = emit_ptx(m)
+    threads = 128 * (consumers + 1)
+    assert f".maxntid {threads}, 1, 1" in text
+    used = _ptxas_registers(tmp_path, text)
+    dec = [int(x) for x in re.findall(r"setmaxnreg\.dec\.sync\.aligned\.u32 (\d+);", text)]
+    inc = [int(x) for x in re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32 (\d+);", text)]
+    if consumers == 1:
+        assert not inc
+        return
+    assert len(dec) == len(inc) == 1 and inc[0] >= used >= dec[0], (used, dec, inc)
+    assert 128 * dec[0] + 128 * consumers * inc[0] <= threads * used, (used, dec, inc)
+
+
+def test_256_rows_are_two_blocks_per_consumer() -> None:
+    """A 256x128 accumulator: two consumer warpgroups of 128 rows, each two m64 products per K
+    step whose A descriptors are 64 rows apart, and a sparse product's metadata words likewise."""
+    dense = emit_ptx(lower(gemm_wg_ir(512, 256, 128, "f16", TM=256, TN=128), 2))
+    assert ".maxntid 384, 1, 1" in dense
+    assert dense.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2 * 64 // 16
+    sparse = emit_ptx(lower(sparse_gemm_wg_ir(512, 256, 128, "f16", TM=256, TN=128), 2))
+    assert sparse.count("wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16") == 2 * 64 // 32
+    # metadata rows are 16 bytes: the second block's words are 64 rows = 1024 bytes further
+    offsets = {int(o) for o in re.findall(r"ld\.shared\.b32 %r\d+, \[%r\d+\+(\d+)\];", sparse)}
+    assert {128, 1024, 1024 + 128} <= offsets, offsets
+
+
+def test_accumulators_wider_than_the_registers_refused(tmp_path: Path) -> None:
+    """192 rows = three consumer warpgroups, which start with 128 registers a thread: a 64x256
+    f32 block (128 registers) does not fit, and ptxas would reject the kernel (C7602)."""
+    src = tmp_path / "k.mlir"
+    src.write_text(sparse_gemm_wg_ir(384, 512, 128, "f16", TM=192, TN=256))
+    out = tmp_path / "k.ptx"
+    r = subprocess.run([str(Path(sys.executable).parent / "coop-opt"), str(src), "-p",
+                        "pipeline-coop-loads{stages=2},convert-coop-to-ptx", "-t", "ptx", "-o",
+                        str(out)], capture_output=True, text=True)
+    line = r.stderr.strip()
+    assert r.returncode == 1 and not out.exists() and "\n" not in line, line
+    assert re.match(rf"{re.escape(str(src))}:\d+:\d+: error: ", line), line
+    assert "192x256 accumulators need 128 registers" in line and "starts with 128" in line, line
 
 
 def test_too_many_stages_refused() -> None:
@@ -140,3 +201,16 @@ def test_subgroup_staged_kernel_lowers_op_by_op(tmp_path: Path, target: str) -> 
     r = subprocess.run([find_ptxas(), "-arch=sm_90a", str(p), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr
+
+
+def test_cluster_releases_remote_stages_without_a_cluster_fence(tmp_path: Path) -> None:
+    """cluster_m=2: consumers release the peer's slot with a plain remote arrive. A
+    `.release.cluster` arrive makes ptxas put a MEMBAR before it, which stalled the consumers
+    34-43% of the time on the H200 (docs/performance.md)."""
+    text = emit_ptx(lower(sparse_gemm_wg_ir(512, 512, 512, "f16"), 4, "{cluster_m=2}"))
+    assert ".reqnctapercluster 1, 2, 1" in text
+    assert re.search(r"mapa\.shared::cluster\.u32 (%r\d+), %r\d+, %r\d+;\n\s*"
+                     r"mbarrier\.arrive\.shared::cluster\.b64 _, \[\1\];", text), text
+    assert "mbarrier.arrive.release.cluster" not in text
+    assert "multicast::cluster" in text
+    _ptxas_registers(tmp_path, text)

@@ -5,7 +5,9 @@ Input: a kernel after `pipeline-coop-loads` (docs/staging.md): workgroup buffers
 iterations wait for their group (`coop.async_wait_group`), load Workgroup-scope A/B matrices from
 slot `i mod S` and `coop.mul_add` them into a Workgroup-scope accumulator.
 
-Output: one CTA of `128 * (C + 1)` threads (C = accumulator rows / 64 consumer warpgroups):
+Output: one CTA of `128 * (C + 1)` threads: C consumer warpgroups, each owning 64 rows of the
+accumulator (64, 128 or 192 rows: C = rows / 64) or 128 rows as two 64-row blocks (256 rows:
+C = 2; four 64-row consumers would start with 96 registers a thread, too few):
 
 * **producer** (warpgroup 0, `setmaxnreg.dec` to `producer_registers`; one thread works): runs
   the kernel's copy slice — the same IR with every matrix op dropped — and turns each group of
@@ -16,8 +18,8 @@ Output: one CTA of `128 * (C + 1)` threads (C = accumulator rows / 64 consumer w
 * **consumers** (warpgroups 1..C, `setmaxnreg.inc` to `consumer_registers`): run the IR with the
   copies dropped; `coop.async_wait_group` waits on `full[g mod S]` (parity `(g / S) & 1`); an A/B
   load from a workgroup buffer is a wgmma shared-memory descriptor (K-major, swizzled,
-  SBO = 8 rows); each `coop.mul_add` is K/16 `wgmma.mma_async.m64nNk16` on the consumer's
-  64 rows, committed, then `wgmma.wait_group 1` — so one batch is in flight while the next
+  SBO = 8 rows); each `coop.mul_add` is K/16 `wgmma.mma_async.m64nNk16` per 64-row block of
+  the consumer, committed, then `wgmma.wait_group 1` — so one batch is in flight while the next
   stage's copy lands — after which the previous stage is released (`mbarrier.arrive` on
   `empty`, one per warp). A `sparse_mma.mma_sp` is the same with `wgmma.mma_async.sp` and
   sp-meta words packed from the metadata tile, but `wgmma.wait_group 0`: the hardware reads the
@@ -94,8 +96,26 @@ class Options:
         """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
         c = self.consumer_registers
         if not c:
-            c = min(232, (65536 - 128 * self.producer_registers) // (128 * consumers) // 8 * 8)
+            c = min(232, (pool(consumers) - 128 * self.producer_registers) // (128 * consumers) // 8 * 8)
         return self.producer_registers, c
+
+
+# Registers a consumer thread needs beside its accumulators: ptxas 13.0 asked for 155 to compile
+# a 64x256 f32 wgmma.sp accumulator (128 registers) at 192 rows (sparse f16).
+ACC_OVERHEAD = 27
+
+
+def launch_registers(consumers: int) -> int:
+    """Registers per thread the CTA starts with: ptxas gives a kernel that uses setmaxnreg the
+    most `.maxntid` allows, 65536 / threads rounded down to 8 (HOPPER.md)."""
+    return min(248, 65536 // (128 * (consumers + 1)) // 8 * 8)
+
+
+def pool(consumers: int) -> int:
+    """Registers of one CTA. setmaxnreg only moves registers inside the CTA's launch allocation:
+    an `.inc` that needs more than the `.dec`s released waits forever (found on the H200 with
+    four consumer warpgroups)."""
+    return 128 * (consumers + 1) * launch_registers(consumers)
 
 
 @dataclass
@@ -115,6 +135,7 @@ class Plan:
     multicast: set[int] = field(default_factory=set)  # args whose box the cluster pair shares
     args: list = field(default_factory=list)  # the function's arguments
     cluster_m: int = 1
+    blocks: int = 1  # 64-row accumulator blocks per consumer warpgroup
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
 
@@ -192,10 +213,18 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
     if not accs:
         raise _refuse(staged[0], "has no coop.mul_add or sparse_mma.mma_sp to pipeline")
     rows = {op.c.type.rows for op in accs}
-    if len(rows) != 1 or next(iter(rows)) % 64 or not 64 <= next(iter(rows)) <= 192:
-        raise _refuse(accs[0], f"accumulators must have 64, 128 or 192 rows (one consumer "
-                               f"warpgroup per 64), got {sorted(rows)}")
-    consumers = next(iter(rows)) // 64
+    if len(rows) != 1 or next(iter(rows)) % 64 or not 64 <= next(iter(rows)) <= 256:
+        raise _refuse(accs[0], f"accumulators must have 64, 128, 192 or 256 rows (one consumer "
+                               f"warpgroup per 64, or two per 128 of 256), got {sorted(rows)}")
+    blocks = 2 if next(iter(rows)) == 256 else 1
+    consumers = next(iter(rows)) // (64 * blocks)
+    for op in accs:  # ptxas compiles the kernel at its launch registers a thread (see pool)
+        acc_regs = blocks * op.c.type.columns // 2
+        if acc_regs + ACC_OVERHEAD > launch_registers(consumers):
+            raise _refuse(op, f"{op.c.type.rows}x{op.c.type.columns} accumulators need {acc_regs} "
+                              f"registers a consumer thread plus about {ACC_OVERHEAD} more, and a "
+                              f"CTA of {consumers} consumer warpgroups starts with "
+                              f"{launch_registers(consumers)} (fewer rows or columns)")
     offsets, off = {}, 0
     for b in buffers:
         t = b.result.type
@@ -210,7 +239,7 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
         raise _refuse(loop, f"{stages} stages need {smem} bytes of shared memory, more than the "
                             f"{SHARED_LIMIT} an sm_90 CTA may have (fewer stages or smaller tiles)")
     plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem,
-                sorted(boxes), boxes, swizzle, args=args)
+                sorted(boxes), boxes, swizzle, args=args, blocks=blocks)
     _number_groups(fn, plan)
     if cluster_m not in (1, 2):
         raise _refuse(loop, f"cluster-m must be 1 or 2, got {cluster_m}")
@@ -614,8 +643,8 @@ def _c_load(lw: RoleLowering, op: coop.LoadOp) -> None:
     off = lw.index_op("mul", lw.scalar(op.offset), lw.idx_const(es))
     addr = lw.inst(ptx.AddOp, ".u32", [buf.base, lw.b32(off)], "b32")
     row_bytes = _const(op.stride) * es
-    if t.use_value == Use.MatrixA:  # this consumer's 64 rows start 64 * row_bytes further
-        shift = lw.imm("b32", str((64 * row_bytes).bit_length() - 1))
+    if t.use_value == Use.MatrixA:  # this consumer's rows start 64 * blocks * row_bytes further
+        shift = lw.imm("b32", str((64 * lw.plan.blocks * row_bytes).bit_length() - 1))
         first = lw.inst(ptx.ShlOp, ".b32", [lw.sh["consumer"], shift], "b32")
         addr = lw.inst(ptx.AddOp, ".u32", [addr, first], "b32")
     if {_use_kind(u) for u in op.result.uses} == {"meta"}:
@@ -625,10 +654,12 @@ def _c_load(lw: RoleLowering, op: coop.LoadOp) -> None:
 
 
 def _acc_geometry(lw: RoleLowering, t: coop.MatrixType, op) -> list[tuple[int, int]]:
-    """Element (row, col) of each accumulator register relative to the thread's lane terms."""
+    """Element (row, col) of each accumulator register relative to the thread's lane terms: the
+    wgmma D fragment of each 64-row block of the consumer, block after block."""
     if t.columns % 8 or not 8 <= t.columns <= 256:
         raise op_error(op, f"accumulator columns must be a multiple of 8 in 8..256, got {t.columns}")
-    return [(8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1)) for i in range(t.columns // 2)]
+    return [(64 * j + 8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1))
+            for j in range(lw.plan.blocks) for i in range(t.columns // 2)]
 
 
 def _acc_base(lw: RoleLowering, buf: Buf, op, layout: Layout, es: int) -> tuple[SSAValue, Scalar]:
@@ -704,12 +735,18 @@ def _c_construct(lw: RoleLowering, op: coop.CompositeConstructOp) -> None:
         mods, lit, ty = ".b32", str(int(s.const) & 0xFFFFFFFF), ptx.B32
     # Distinct registers: wgmma reads and writes each accumulator register in place.
     lw.vmap[op.result] = Frag(t, [lw.emit(ptx.MovImmOp(mods, lit, ty)).out
-                                  for _ in range(t.columns // 2)])
+                                  for _ in range(lw.plan.blocks * t.columns // 2)])
+
+
+def _split(regs, n: int) -> list[list]:
+    """The accumulator registers of each of the consumer's `n` 64-row blocks."""
+    per = len(regs) // n
+    return [list(regs[j * per:(j + 1) * per]) for j in range(n)]
 
 
 def _desc(lw: RoleLowering, tile: SwizzledTile, k_bytes: int) -> SSAValue:
     """wgmma descriptor of a swizzled K-major tile (ptx-wgmma-sparse.md section 5): start
-    addr>>4 advanced by `k_bytes` along K, LBO 1 (unused by swizzled K-major), SBO = 8 rows,
+    addr>>4 advanced by `k_bytes` (along K, or whole 8-row groups down the rows), LBO 1 (unused by swizzled K-major), SBO = 8 rows,
     the swizzle mode of the row width."""
     lo = lw.inst(ptx.ShrOp, ".u32", [tile.addr, lw.imm("b32", "4")], "b32")
     lo = lw.inst(ptx.OrOp, ".b32", [lo, lw.imm("b32", str(1 << 16))], "b32")
@@ -734,14 +771,18 @@ def _c_mul_add(lw: RoleLowering, op: coop.MulAddOp) -> None:
         raise op_error(op, f"{ta.rows}x{k} * {tb.rows}x{n}: N must be a multiple of 8 up to 256 "
                            "and K a multiple of 16")
     es = width(ta.element_type) // 8
-    lw.comment(f"{op.name} {ta.rows}x{n}x{k} -> {k // 16} x wgmma.mma_async.m64n{n}k16.f32.{et}.{et}")
-    regs = list(c.regs)
+    nb = lw.plan.blocks
+    lw.comment(f"{op.name} {ta.rows}x{n}x{k} -> {nb * k // 16} x wgmma.mma_async.m64n{n}k16.f32.{et}.{et}")
+    blocks = _split(c.regs, nb)
     lw.emit(ptx.WgmmaFenceOp())
     for kk in range(k // 16):
         step = kk * 16 * es
-        mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}", _desc(lw, a, step),
-                                          _desc(lw, b, step), regs))
-        regs = list(mma.outs)
+        for j in range(nb):
+            mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}",
+                                              _desc(lw, a, step + 64 * j * a.row_bytes),
+                                              _desc(lw, b, step), blocks[j]))
+            blocks[j] = list(mma.outs)
+    regs = [r for blk in blocks for r in blk]
     _commit_and_release(lw)
     lw.vmap[op.result] = Frag(op.result.type, regs)
 
@@ -779,7 +820,7 @@ def _nibbles(lw: RoleLowering, x: SSAValue) -> SSAValue:
     return out
 
 
-def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int) -> SSAValue:
+def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int, block: int = 0) -> SSAValue:
     """The sp-meta register of instruction `s` for this thread (ptx-wgmma-sparse.md section 3)."""
     g = lw.sh["g"]
     lane = lw.sh["lane"]
@@ -791,8 +832,8 @@ def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int) -> SSAValue:
         col = lw.inst(ptx.MadOp, ".lo.u32", [p, lw.imm("b32", "4"), lw.imm("b32", str(8 * s))], "b32")
         a0 = lw.inst(ptx.MadOp, ".lo.u32", [r0, lw.imm("b32", str(rb)), col], "b32")
         a0 = lw.inst(ptx.AddOp, ".u32", [a0, e.addr], "b32")
-        x = lw.emit(ptx.LdOp(".shared.b32", a0, 0, [ptx.B32])).outs[0]
-        y = lw.emit(ptx.LdOp(".shared.b32", a0, 8 * rb, [ptx.B32])).outs[0]
+        x = lw.emit(ptx.LdOp(".shared.b32", a0, 64 * block * rb, [ptx.B32])).outs[0]
+        y = lw.emit(ptx.LdOp(".shared.b32", a0, (64 * block + 8) * rb, [ptx.B32])).outs[0]
     elif fam.k == 64:  # 8-bit types: row r + 8(l&1), chunks 16s + 8((l>>1)&1) + 0..7
         r = lw.inst(ptx.MadOp, ".lo.u32", [p, lw.imm("b32", "8"), r0], "b32")
         h = lw.inst(ptx.ShrOp, ".u32", [lane, lw.imm("b32", "1")], "b32")
@@ -800,8 +841,8 @@ def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int) -> SSAValue:
         col = lw.inst(ptx.MadOp, ".lo.u32", [h, lw.imm("b32", "8"), lw.imm("b32", str(16 * s))], "b32")
         a0 = lw.inst(ptx.MadOp, ".lo.u32", [r, lw.imm("b32", str(rb)), col], "b32")
         a0 = lw.inst(ptx.AddOp, ".u32", [a0, e.addr], "b32")
-        x = lw.emit(ptx.LdOp(".shared.b32", a0, 0, [ptx.B32])).outs[0]
-        y = lw.emit(ptx.LdOp(".shared.b32", a0, 4, [ptx.B32])).outs[0]
+        x = lw.emit(ptx.LdOp(".shared.b32", a0, 64 * block * rb, [ptx.B32])).outs[0]
+        y = lw.emit(ptx.LdOp(".shared.b32", a0, 64 * block * rb + 4, [ptx.B32])).outs[0]
     else:
         raise AssertionError(fam)
     hi = lw.inst(ptx.ShlOp, ".b32", [_nibbles(lw, y), lw.imm("b32", "16")], "b32")
@@ -823,20 +864,24 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
     sat = ".satfinite" if op.satfinite is not None else ""
     mods = f".m64n{n}k{fam.k}{sat}.{dt}.{at}.{bt}"
     ea = width(op.a.type.element_type) // 8
-    lw.comment(f"{op.name} {op.c.type.rows}x{n}x{kk} -> {steps} x wgmma.mma_async.sp{mods}")
-    metas = [_meta_word(lw, e, fam, s) for s in range(steps)]
-    regs = list(c.regs)
+    nb = lw.plan.blocks
+    lw.comment(f"{op.name} {op.c.type.rows}x{n}x{kk} -> {nb * steps} x wgmma.mma_async.sp{mods}")
+    metas = [[_meta_word(lw, e, fam, s, j) for j in range(nb)] for s in range(steps)]
+    blocks = _split(c.regs, nb)
     lw.emit(ptx.WgmmaFenceOp())
+    imms = ["1"]
+    if fam.has_scale:
+        imms += [str(op.scale_a), str(op.scale_b)]
+    if fam.has_trans:
+        imms += ["0", "0"]
     for s in range(steps):
-        imms = ["1"]
-        if fam.has_scale:
-            imms += [str(op.scale_a), str(op.scale_b)]
-        if fam.has_trans:
-            imms += ["0", "0"]
-        da = _desc(lw, a, s * (fam.k // 2) * ea)
         db = _desc(lw, b, s * fam.k * ea)
-        mma = lw.emit(ptx.WgmmaMmaAsyncSpOp(mods, [da], db, metas[s], op.sel, regs, ", ".join(imms)))
-        regs = list(mma.outs)
+        for j in range(nb):
+            da = _desc(lw, a, s * (fam.k // 2) * ea + 64 * j * a.row_bytes)
+            mma = lw.emit(ptx.WgmmaMmaAsyncSpOp(mods, [da], db, metas[s][j], op.sel, blocks[j],
+                                                ", ".join(imms)))
+            blocks[j] = list(mma.outs)
+    regs = [r for blk in blocks for r in blk]
     # No batch stays in flight: the sp-meta register is read while the instruction runs, and
     # ptxas (13.0) neither tracks it nor injects a wait, so the next iteration's metadata words
     # may land in the same physical registers. Measured on the H200: with one sparse batch in
@@ -869,9 +914,10 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     C, S = plan.consumers, plan.stages
     threads = 128 * (C + 1)
     preg, creg = options.budgets(C)
-    if preg * 128 + creg * 128 * C > 65536 or not 24 <= preg <= 256 or not 24 <= creg <= 256:
+    if preg * 128 + creg * 128 * C > pool(C) or not 24 <= preg <= 256 or not 24 <= creg <= 256:
         raise op_error(fn, f"register budget: {preg} x 128 producer + {creg} x {128 * C} consumer "
-                           "registers must each be 24..256 and fit the 65536 of a CTA")
+                           f"registers must each be 24..256 and fit the {pool(C)} the CTA is "
+                           f"launched with ({launch_registers(C)} per thread)")
     blocks: list[Block] = []
     prologue: list[Operation] = []
     shared: dict = {"consts": {}, "cache": {}}
@@ -943,7 +989,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     prod, cons = Block(), Block()
     base.emit(ptx.CbraOp(is_prod, prod, cons))
 
-    # Consumer lane geometry: row = 64*(wg-1) + 16*warp + g, col = 2*q (wgmma D layout).
+    # Consumer lane geometry: row = 64*blocks*(wg-1) + 16*warp + g, col = 2*q (wgmma D layout).
     sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane, rank=rank, peer=peer)
 
     def role(kind: str, start: Block) -> None:
@@ -975,7 +1021,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             warp = lw.inst(ptx.ShrOp, ".u32", [ltid, lw.imm("b32", "5")], "b32")
             g = lw.inst(ptx.ShrOp, ".u32", [lane, lw.imm("b32", "2")], "b32")
             q = lw.inst(ptx.AndOp, ".b32", [lane, lw.imm("b32", "3")], "b32")
-            row = lw.inst(ptx.MadOp, ".lo.u32", [c, lw.imm("b32", "64"), g], "b32")
+            row = lw.inst(ptx.MadOp, ".lo.u32", [c, lw.imm("b32", str(64 * plan.blocks)), g], "b32")
             row = lw.inst(ptx.MadOp, ".lo.u32", [warp, lw.imm("b32", "16"), row], "b32")
             col = lw.inst(ptx.ShlOp, ".b32", [q, lw.imm("b32", "1")], "b32")
             lw.sh["acc_row"] = lw.u64(row)

@@ -111,7 +111,7 @@ def _inst_text(op: Operation, n: _Names) -> str:
         return f"mbarrier.init.shared::cta.b64 {_addr(n[op.addr], op.offset.data)}, {op.count.data};"
     if isinstance(op, ptx.MbarrierArriveOp):
         if op.remote is not None:
-            return f"mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{n[op.addr]}];"
+            return f"mbarrier.arrive.shared::cluster.b64 _, [{n[op.addr]}];"
         if op.expect_tx.data:
             return (f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{n[op.addr]}], "
                     f"{op.expect_tx.data};")

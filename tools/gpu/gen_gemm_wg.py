@@ -86,10 +86,11 @@ func.func @{name}(%A: memref<{m}x{k}x{t}>, %Bt: memref<{n}x{k}x{t}>, %D: memref<
 """
 
 
-def sparse_gemm_wg_ir(m: int, n: int, k: int, dtype: str = "f16", name: str | None = None) -> str:
+def sparse_gemm_wg_ir(m: int, n: int, k: int, dtype: str = "f16", name: str | None = None,
+                      TM: int = TM, TN: int = TN) -> str:  # noqa: N803 (the tile)
     """The 2:4 sparse Workgroup-tile GEMM (module docstring) as IR text. `dtype` is one of
     SPARSE_TYPES: f16/bf16 (K step 64, f32 accumulation, converted output), e4m3 (K step 128, f32
-    output) and s8 (K step 128, s32 output)."""
+    output) and s8 (K step 128, s32 output); `TM` x `TN` is the tile."""
     if dtype not in SPARSE_TYPES:
         raise ValueError(f"dtype must be one of {', '.join(SPARSE_TYPES)}, got {dtype}")
     t, TK, acc, convert = SPARSE_TYPES[dtype]  # noqa: N806
