@@ -7,7 +7,8 @@ python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (car
 ```
 
 `build` writes, per case, the IR (`examples/gemm_f16_wg.mlir`, `gemm_bf16_wg.mlir` and
-`sparse_gemm_f16_wg.mlir`'s kernels at that size, and their e4m3 / s8 2:4 analogues, from
+`sparse_gemm_f16_tiles_wg.mlir`'s kernels at that size (the 2:4 kernels take their metadata in
+tile order, `gen_gemm_wg.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
 `tools/gpu/gen_gemm_wg.py`), the PTX and launch description of
 `coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx' -t ptx`, and for the
 512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
@@ -71,7 +72,7 @@ def build(out: str, sizes: list[int]) -> None:
                          ("si8", [512, sizes[-1]])):
         for n in sizes_dt:
             name = f"sparse24_{_short(dt)}_{n}"
-            ir = sparse_gemm_wg_ir(n, n, n, _short(dt))
+            ir = sparse_gemm_wg_ir(n, n, n, _short(dt), meta_tiles=True)
             src = os.path.join(out, f"{name}.mlir")
             with open(src, "w") as f:
                 f.write(ir)
@@ -108,6 +109,7 @@ def _expected_sparse(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     from coopdialect import api
     from coopdialect.interpreter.kernel import run_kernel
     from coopdialect.interpreter.sparse_mma import compress
+    from gen_gemm_wg import SPARSE_TYPES, meta_tile_order
 
     rng = np.random.default_rng(n)
     dense = rng.integers(-3, 4, (n, n)).astype(np.float64)
@@ -117,10 +119,14 @@ def _expected_sparse(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     np.put_along_axis(keep, pick, True, axis=2)
     dense = np.where(keep.reshape(n, n), dense, 0).astype(_sparse_np(dt))
     vals, meta = compress(None, dense, 4)
+    meta = meta_tile_order(meta.astype(np.uint8), TILE_M, SPARSE_TYPES[_short(dt)][1])
     bt = rng.integers(-3, 4, (n, n)).astype(_sparse_np(dt))
     d = np.zeros((n, n), _sparse_out(dt))
-    run_kernel(api.parse(ir), kernel, [vals.astype(_sparse_np(dt)), meta.astype(np.uint8), bt, d],
+    run_kernel(api.parse(ir), kernel, [vals.astype(_sparse_np(dt)), meta, bt, d],
                grid=(n // TILE_N, n // TILE_M, 1))
+    want = dense.astype(np.float64) @ bt.astype(np.float64).T  # integer data: exact sums
+    if not np.array_equal(d.astype(np.float64), want.astype(np.float32).astype(d.dtype)):
+        raise SystemExit(f"{stem}: the interpreter disagrees with numpy")
     for tag, arr in (("a", vals.astype(_sparse_np(dt))), ("e", meta.astype(np.uint8)), ("bt", bt),
                      ("d", d)):
         np.save(f"{stem}.{tag}.npy", arr.view(np.uint8) if arr.dtype.itemsize == 1 else arr)
@@ -295,7 +301,9 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
         a, e, bt, want = ld("a"), ld("e"), ld("bt"), ld("d")
         oracle = "interpreter"
     else:
+        from gen_gemm_wg import SPARSE_TYPES, meta_tile_order
         dense, a, e, bt = _sparse_inputs(n, dt, n)
+        e = meta_tile_order(e, TILE_M, SPARSE_TYPES[_short(dt)][1]).contiguous()
         want = (dense.double() @ bt.double().T).to(out_dt)  # exact sums, one rounding (f16)
         oracle = "torch (integer data)"
     d = torch.full((n, n), -7, device="cuda", dtype=out_dt)

@@ -36,9 +36,9 @@ func.func @sparse_gemm_f16_wg(%A: memref<8192x4096xf16>, %E: memref<8192x2048xui
   %init = coop.composite_construct %zero : f32 -> !c
   %acc = scf.for %i = %c0 to %nk step %c1 iter_args(%c = %init) -> (!c) {
     %ia = arith.muli %i, %ka : index
-    %ie = arith.muli %i, %ke : index
     %ib = arith.muli %i, %tk : index
     %aoff = arith.addi %a0, %ia : index
+    %ie = arith.muli %i, %ke : index
     %eoff = arith.addi %e0, %ie : index
     %boff = arith.addi %b0, %ib : index
     %va = coop.load %A[%aoff], %lda, RowMajor : memref<8192x4096xf16> -> !a

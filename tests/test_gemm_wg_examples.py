@@ -38,6 +38,8 @@ def test_dense_examples_are_the_generator_output(path, args):
 def test_sparse_example_is_the_generator_output():
     assert (ROOT / "examples/sparse_gemm_f16_wg.mlir").read_text() == \
         gen.sparse_gemm_wg_ir(8192, 8192, 8192, "f16")
+    assert (ROOT / "examples/sparse_gemm_f16_tiles_wg.mlir").read_text() == \
+        gen.sparse_gemm_wg_ir(8192, 8192, 8192, "f16", meta_tiles=True)
 
 
 def _module(text: str, stages: int | None):
@@ -63,9 +65,9 @@ def test_dense_gemm_wg_equals_numpy(dtype, stages):
     assert np.array_equal(d.view(np.uint16), want.view(np.uint16))
 
 
-@pytest.mark.parametrize("stages", [None, 3])
-def test_sparse_gemm_wg_equals_numpy(stages):
-    m, n, k = 128, 256, 128
+@pytest.mark.parametrize("stages,tiles", [(None, False), (3, False), (None, True), (2, True)])
+def test_sparse_gemm_wg_equals_numpy(stages, tiles):
+    m, n, k = 256, 256, 128
     rng = np.random.default_rng(8)
     pairs = rng.integers(0, len(META), (m, k // 4))
     vals = rng.integers(-3, 4, (m, k // 2)).astype(np.float16)
@@ -79,7 +81,14 @@ def test_sparse_gemm_wg_equals_numpy(stages):
             dense[r, 4 * c + i1] = vals[r, 2 * c + 1]
     bt = rng.integers(-3, 4, (n, k)).astype(np.float16)
     d = np.zeros((m, n), np.float16)
-    run_kernel(_module(gen.sparse_gemm_wg_ir(m, n, k), stages), "sparse_gemm_f16_wg",
-               [vals, meta, bt, d], (n // 256, m // 128, 1))
+    if tiles:  # the tile order, written out from its definition (not gen.meta_tile_order)
+        meta = np.concatenate([meta[128 * y:128 * (y + 1), 16 * i:16 * (i + 1)].reshape(1, -1)
+                               for y in range(m // 128) for i in range(k // 64)])
+        assert np.array_equal(meta, gen.meta_tile_order(meta_rows := np.vstack(
+            [np.hstack([meta[y * (k // 64) + i].reshape(128, 16) for i in range(k // 64)])
+             for y in range(m // 128)])))
+        assert meta_rows.shape == (m, k // 4)
+    run_kernel(_module(gen.sparse_gemm_wg_ir(m, n, k, meta_tiles=tiles), stages),
+               "sparse_gemm_f16_wg", [vals, meta, bt, d], (n // 256, m // 128, 1))
     want = (dense @ bt.astype(np.float64).T).astype(np.float32).astype(np.float16)
     assert np.array_equal(d.view(np.uint16), want.view(np.uint16))

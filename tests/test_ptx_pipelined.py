@@ -214,3 +214,20 @@ def test_cluster_releases_remote_stages_without_a_cluster_fence(tmp_path: Path) 
     assert "mbarrier.arrive.release.cluster" not in text
     assert "multicast::cluster" in text
     _ptxas_registers(tmp_path, text)
+
+
+@pytest.mark.parametrize("dt,kstep", [("f16", 64), ("e4m3", 128)])
+def test_contiguous_metadata_tiles_are_copied_in_128_byte_rows(tmp_path: Path, dt: str,
+                                                               kstep: int) -> None:
+    """Metadata in tile order: each 128 x K/4 tile is contiguous, so its box is re-viewed as
+    rows of 128 bytes (fewer L2 requests); in row order the 16/32-byte rows stay as they are."""
+    m, n, k = 256, 512, 512
+    w = kstep // 4
+    tiled = lower(sparse_gemm_wg_ir(m, n, k, dt, meta_tiles=True), 4)
+    (kern,) = describe(tiled)["kernels"]
+    e = kern["params"][1]
+    assert e["global_dims"] == [128, m * k // 4 // 128] and e["global_strides"] == [128]
+    assert e["box_dims"] == [128, 128 * w // 128] and e["swizzle"] == "NONE"
+    _ptxas_registers(tmp_path, emit_ptx(tiled))
+    (kern,) = describe(lower(sparse_gemm_wg_ir(m, n, k, dt), 4))["kernels"]
+    assert kern["params"][1]["box_dims"] == [w, 128]

@@ -38,6 +38,7 @@ encodes the tensor maps and how much dynamic shared memory to ask for.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, scf
@@ -136,6 +137,7 @@ class Plan:
     args: list = field(default_factory=list)  # the function's arguments
     cluster_m: int = 1
     blocks: int = 1  # 64-row accumulator blocks per consumer warpgroup
+    packed: dict[int, int] = field(default_factory=dict)  # arg -> rows folded into one box row
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
 
@@ -253,7 +255,52 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
             i = args.index(cp.source)
             if i in plan.multicast and _depends_on_block_y(cp.source_offset):
                 plan.multicast.discard(i)
+    for i, (rows, cols) in boxes.items():
+        mine = [cp for cp in copies if args.index(cp.source) == i]
+        f = _packing(mine, rows, cols, swizzle[i], fn.args[i].type)
+        if f > 1 and i not in plan.multicast:
+            plan.packed[i] = f
     return plan
+
+
+# Bytes per box row of a packed copy: one L2 request carries at most 4 sectors of 32 bytes.
+PACKED_ROW_BYTES = 128
+
+
+def _packing(copies: list[AsyncCopyOp], rows: int, cols: int, swz: int, t: MemRefType) -> int:
+    """How many box rows one TMA box row can carry: an unswizzled copy whose rows are contiguous
+    in global memory (source stride = cols) is the same bytes as `rows / f` rows of `f * cols`.
+    TMA reads every box row as its own L2 requests, so 16-byte metadata rows cost a request per
+    16 bytes; Nsight Compute showed the 2:4 kernel bound by L2 tag lookups (docs/performance.md).
+    Needs every source offset to be a known multiple of the wider row."""
+    es = width(t.element_type) // 8
+    if swz or any(_const(cp.source_stride) != cols for cp in copies):
+        return 1
+    total = 1
+    for d in t.get_shape():
+        total *= d
+    f = 1
+    while (2 * f * cols * es <= PACKED_ROW_BYTES and rows % (2 * f) == 0
+           and total % (2 * f * cols) == 0
+           and all(_known_multiple(cp.source_offset) % (2 * f * cols) == 0 for cp in copies)):
+        f *= 2
+    return f
+
+
+def _known_multiple(v: SSAValue, depth: int = 0) -> int:
+    """A number that index value `v` is known to be a multiple of (1 when nothing is known):
+    constants, and sums and products of them with anything."""
+    op = v.owner
+    if depth > 32 or isinstance(op, Block):
+        return 1
+    if isinstance(op, arith.ConstantOp):
+        c = abs(int(op.value.value.data))
+        return c if c else 1 << 62
+    if isinstance(op, arith.MuliOp):
+        return _known_multiple(op.lhs, depth + 1) * _known_multiple(op.rhs, depth + 1)
+    if isinstance(op, arith.AddiOp):
+        return math.gcd(_known_multiple(op.lhs, depth + 1), _known_multiple(op.rhs, depth + 1))
+    return 1
 
 
 def _depends_on_block_y(v: SSAValue, seen: set | None = None) -> bool:
@@ -568,7 +615,7 @@ def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
         lw.emit(ptx.MbarrierArriveOp(lw.barrier("full", g), plan.group_bytes[op]))
     src = lw.vmap[op.source]
     dst = lw.vmap[op.destination]
-    stride = _const(op.source_stride)
+    stride = _const(op.source_stride) * plan.packed.get(plan.args.index(op.source), 1)
     off = lw.scalar(op.source_offset)
     if off.const is not None:
         row, col = (lw.imm("b32", str(int(off.const) // stride)),
@@ -1070,6 +1117,8 @@ def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
     rows, cols = plan.boxes[i]
     if i in plan.multicast:  # each CTA of the pair copies half of the box to both
         rows //= plan.cluster_m
+    f = plan.packed.get(i, 1)
+    rows, cols, stride = rows // f, cols * f, stride * f
     dt = _tensor_map_type(t.element_type)
     if dt is None:
         raise op_error(copies[0], f"no tensor map data type for {t.element_type}")
