@@ -152,20 +152,9 @@ def _expected(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     np.save(stem + ".d.npy", d)
 
 
-def _median_ms(fn, reps: int = 30) -> float:
-    import torch
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+def _median_ms(fn) -> float:
+    from gpu_check_common import median_seconds
+    return median_seconds(fn, reps=30, warm=3) * 1e3
 
 
 def _triton_matmul():
@@ -323,7 +312,7 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
     base = dict(device=device, m=n, n=n, k=n, dtype=short, tflops=flop / ours / 1e9, exact=exact,
                 command=cmd, date=date)
     line += f"  coop {flop / ours / 1e9:7.1f} dense-equivalent TFLOP/s"
-    dense16, a16 = None, None
+    dense16 = None
     if dt == "f16":
         dense16, b16 = dense, bt.T.contiguous()
         lib = min(_median_ms(lambda: torch.matmul(dense16, b16)),

@@ -140,19 +140,8 @@ def _build_checks(out: str, exe: str, api) -> list[dict]:
 
 
 def _torch_ns(fn) -> float:
-    import torch
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(20):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e6)
-    return float(np.median(ts))
+    from gpu_check_common import median_seconds  # tools/gpu, on the path in run()
+    return median_seconds(fn) * 1e9
 
 
 def run(folder: str, out: str) -> None:

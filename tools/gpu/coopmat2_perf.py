@@ -25,6 +25,7 @@ def main(argv: list[str]) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from gen_coopmat2_gemm import coopmat2_gemm_ir, grid
+    from gpu_check_common import median_seconds
 
     from coopdialect import api
     from coopdialect.runtime import open_device
@@ -47,18 +48,7 @@ def main(argv: list[str]) -> None:
                 vk_ns = float(np.median(dev.time(prog, "gemm_coopmat2", bufs, grid(s, s), 10))) * 1e9
                 dev.launch(prog, "gemm_coopmat2", bufs, grid(s, s))
                 ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-                for _ in range(5):
-                    torch.matmul(ta, tb)
-                torch.cuda.synchronize()
-                ts = []
-                for _ in range(20):
-                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    e0.record()
-                    torch.matmul(ta, tb)
-                    e1.record()
-                    torch.cuda.synchronize()
-                    ts.append(e0.elapsed_time(e1) * 1e6)
-                torch_ns = float(np.median(ts))
+                torch_ns = median_seconds(lambda: torch.matmul(ta, tb)) * 1e9
                 ref = ta.float() @ tb.float()
                 got = torch.from_numpy(dev.download(bufs[2], c)).cuda()
                 rel = float(torch.linalg.norm(got - ref) / torch.linalg.norm(ref))

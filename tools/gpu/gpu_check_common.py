@@ -63,6 +63,27 @@ def report(lines: list[str], out: Path | None, file_name: str, failed: int) -> i
     return 0 if failed == 0 else 1
 
 
+def median_seconds(f: Callable[[], object], reps: int = 20, warm: int = 5) -> float:
+    """Median seconds of one call of `f` (a torch/CUDA launch), each timed alone between two
+    CUDA events after `warm` untimed calls: the library baseline of every GPU benchmark."""
+    import statistics
+
+    import torch
+
+    for _ in range(warm):
+        f()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        f()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return statistics.median(times)
+
+
 def timed(f: Callable[[], object], reps: int) -> float:
     """Seconds per call of `f` on the current CUDA stream (one warm-up call, then `reps`)."""
     import torch

@@ -375,21 +375,10 @@ def build(folder: str) -> None:
 
 # -------------------------------------------------------------------------------------- run
 
-def _torch_time(fn, reps=20, warm=5) -> float:
-    import numpy as np
-    import torch
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e6)
-    return float(np.median(ts))
+def _torch_time(fn) -> float:
+    """Nanoseconds per call of a torch baseline."""
+    from gpu_check_common import median_seconds  # tools/gpu, on the path in run()
+    return median_seconds(fn) * 1e9
 
 
 def run(folder: str, out: str | None, budget: float, finalists: int) -> None:
