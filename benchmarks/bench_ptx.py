@@ -10,7 +10,8 @@ python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (car
 `sparse_gemm_f16_tiles_wg.mlir`'s kernels at that size (the 2:4 kernels take their metadata in
 tile order, `gen_gemm_wg.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
 `tools/gpu/gen_gemm_wg.py`), the PTX and launch description of
-`coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx' -t ptx`, and for the
+`coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx' -t ptx` (2:4 kernels:
+`stages=5`), and for the
 512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
 kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's tensor maps and
 dynamic shared memory), checks it (512³: bit-exact against the interpreter; large sizes:
@@ -36,12 +37,17 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "gpu"))
 PIPELINE = os.environ.get("COOP_BENCH_PIPELINE", "pipeline-coop-loads{stages=4},convert-coop-to-ptx")
+# 2:4 stages are 42-44 KB (dense 48): five fit, and with two K steps per wgmma.sp batch
+# (convert-coop-to-ptx's sparse_batch=2, the default) the fifth keeps the copies ahead (H200,
+# 8192^3 f16: 4 stages 941-973, 5 stages 1002-1016 TFLOP/s; docs/performance.md)
+SPARSE_PIPELINE = os.environ.get("COOP_BENCH_SPARSE_PIPELINE",
+                                 "pipeline-coop-loads{stages=5},convert-coop-to-ptx")
 TILE_M, TILE_N = 128, 256
 
 
-def _coop_opt(path: str, target: str) -> str:
+def _coop_opt(path: str, target: str, pipeline: str = PIPELINE) -> str:
     exe = os.path.join(os.path.dirname(sys.executable), "coop-opt")
-    return subprocess.run([exe, path, "-p", PIPELINE, "-t", target], capture_output=True,
+    return subprocess.run([exe, path, "-p", pipeline, "-t", target], capture_output=True,
                           text=True, check=True).stdout
 
 
@@ -78,7 +84,7 @@ def build(out: str, sizes: list[int]) -> None:
                 f.write(ir)
             for ext, target in (("ptx", "ptx"), ("json", "ptx-launch")):
                 with open(os.path.join(out, f"{name}.{ext}"), "w") as f:
-                    f.write(_coop_opt(src, target))
+                    f.write(_coop_opt(src, target, SPARSE_PIPELINE))
             kernel = json.load(open(os.path.join(out, f"{name}.json")))["kernels"][0]["name"]
             case = {"name": name, "dtype": dt, "n": n, "kernel": kernel, "sparse": True}
             if n == 512:
@@ -308,7 +314,7 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
     ours = statistics.median(dev.time(prog, case["kernel"], ptrs, grid, 30)) * 1e3
     short = _short(dt)
     cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py run DIR"
-           f"  (coop-opt -p '{PIPELINE}' -t ptx)")
+           f"  (coop-opt -p '{SPARSE_PIPELINE}' -t ptx)")
     base = dict(device=device, m=n, n=n, k=n, dtype=short, tflops=flop / ours / 1e9, exact=exact,
                 command=cmd, date=date)
     line += f"  coop {flop / ours / 1e9:7.1f} dense-equivalent TFLOP/s"

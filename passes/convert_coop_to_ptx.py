@@ -64,7 +64,10 @@ class ConvertCoopToPtxPass(ModulePass):
     `producer-registers` / `consumer-registers` (`setmaxnreg` budgets per thread; 0 = the most that fits
     beside the producer, capped at 232: 40 / 232 with two consumer warpgroups) and `raster-group` (tile
     rows per sweep of the remapped workgroup ids; 16 measured best on the H200: sparse f16 8192³
-    930.6 TFLOP/s vs 885.4 with 8, 785 with 4; dense equal with 8 and 16).
+    930.6 TFLOP/s vs 885.4 with 8, 785 with 4; dense equal with 8 and 16), `cluster-m` (1 or 2
+    CTAs per cluster, multicasting shared tiles; 2 measured slower) and `sparse-batch` (K steps
+    of a 2:4 product per `wgmma.mma_async.sp` batch, 1 or 2: with 2 the consumers run a loop of
+    constant, even trip count two iterations at a time; see `pipelined._paired_for`).
     """
 
     name = "convert-coop-to-ptx"
@@ -73,6 +76,7 @@ class ConvertCoopToPtxPass(ModulePass):
     consumer_registers: int = 0
     raster_group: int = 16
     cluster_m: int = 1
+    sparse_batch: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.dialects.coop_kernel import check_kernel_interface
@@ -86,8 +90,11 @@ class ConvertCoopToPtxPass(ModulePass):
         if self.raster_group < 1:
             raise CoopError(None, f"convert-coop-to-ptx: raster-group must be >= 1, got "
                                   f"{self.raster_group}", where="<command line>")
+        if self.sparse_batch not in (1, 2):
+            raise CoopError(None, f"convert-coop-to-ptx: sparse-batch must be 1 or 2, got "
+                                  f"{self.sparse_batch}", where="<command line>")
         options = Options(self.producer_registers, self.consumer_registers, self.raster_group,
-                          self.cluster_m)
+                          self.cluster_m, self.sparse_batch)
         if "ptx.target" in op.attributes:
             raise CoopError(op, "is already lowered to PTX: convert-coop-to-ptx found nothing to lower")
         callees = inlined_functions(op)  # DecodeFunc/CombineFunc/Func: inlined, not kernels

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 import pytest
 from xdsl.dialects.builtin import IntegerType, Signedness, f16, f32
 from xdsl.parser import Parser
@@ -108,3 +110,51 @@ func.func @k(%a: memref<512xui8>, %c: memref<128xui32>) attributes {coop.workgro
 }"""
     with pytest.raises(DiagnosticException, match="'coop.mul_add' op SaturatingAccumulation"):
         _lower(text)
+
+
+# Unsigned division by constants (KernelLowering.udiv_const): ptxas compiles `div`/`rem` by a
+# constant as a full division, so the lowering emits a multiply-high sequence instead; run it in
+# the PTX simulator against the interpreter's integer division on edge and random values.
+DIVISORS = [1, 2, 3, 5, 6, 7, 12, 48, 641, 1000003, 2**31 - 1, 2**31 + 1]
+
+
+def _division_kernel(t: str) -> str:
+    outs = ", ".join(f"%q{i}: memref<256x{t}>, %r{i}: memref<256x{t}>" for i in range(len(DIVISORS)))
+    body = []
+    for i, d in enumerate(DIVISORS):
+        body += [f"  %d{i} = arith.constant {d} : {t}",
+                 f"  %vq{i} = arith.divui %x, %d{i} : {t}",
+                 f"  %vr{i} = arith.remui %x, %d{i} : {t}",
+                 f"  memref.store %vq{i}, %q{i}[%g] : memref<256x{t}>",
+                 f"  memref.store %vr{i}, %r{i}[%g] : memref<256x{t}>"]
+    return "\n".join([
+        f"func.func @divs(%xs: memref<256x{t}>, {outs}) "
+        "attributes {coop.workgroup_size = array<i32: 64, 1, 1>} {",
+        "  %g = gpu.global_id x",
+        f"  %x = memref.load %xs[%g] : memref<256x{t}>", *body, "  func.return", "}"])
+
+
+@pytest.mark.parametrize("t,dtype", [("i32", np.uint32), ("i64", np.uint64)])
+def test_division_by_constants_matches_numpy(t: str, dtype) -> None:
+    import ptx_sim
+    from test_nv2_ptx import _lower
+
+    w = np.iinfo(dtype).bits
+    rng = np.random.default_rng(11)
+    edge = [0, 1, 2, 3, 4, 5, 6, 7, 640, 641, 642, 2**31 - 1, 2**31, 2**32 - 1, 2**w - 1, 2**w - 2]
+    x = np.concatenate([np.array(edge, np.uint64),
+                        rng.integers(0, 2**w - 1, 256 - len(edge), dtype=np.uint64, endpoint=True)])
+    for d in DIVISORS:  # values just around multiples of each divisor
+        for at in rng.integers(len(edge), 256, 4):
+            x[at] = (int(rng.integers(1, 2**31)) * (2**w // d) // 2**31 * d - int(rng.integers(0, 2))) % 2**w
+    x = x.astype(dtype)
+    text = _division_kernel(t)
+    kernel = _lower(text, "divs")["divs"]
+    ptx_text = emit_to_string(kernel.parent_op())
+    assert "div." not in ptx_text and "rem." not in ptx_text
+    sdt = np.int32 if w == 32 else np.int64
+    bufs = [x.view(sdt).copy()] + [np.zeros(256, sdt) for _ in range(2 * len(DIVISORS))]
+    ptx_sim.Kernel(kernel).run(bufs, (4, 1, 1), (64, 1, 1))
+    for i, d in enumerate(DIVISORS):
+        assert np.array_equal(bufs[1 + 2 * i].view(dtype), x // dtype(d)), d
+        assert np.array_equal(bufs[2 + 2 * i].view(dtype), x % dtype(d)), d

@@ -52,11 +52,14 @@ def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
     assert not noise, out
 
 
-@pytest.mark.parametrize("dt,stages", [("f16", 4), ("bf16", 3), ("e4m3", 4), ("s8", 2)])
-def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int) -> None:
-    m = lower(sparse_gemm_wg_ir(256, 512, 512, dt), stages)
+@pytest.mark.parametrize("dt,stages,batch", [("f16", 4, 1), ("bf16", 3, 2), ("e4m3", 5, 2),
+                                             ("s8", 2, 1), ("f16", 5, 2)])
+def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
+                                                  batch: int) -> None:
+    m = lower(sparse_gemm_wg_ir(256, 512, 512, dt), stages, f"{{sparse_batch={batch}}}")
     text = emit_ptx(m)
-    assert text.count("wgmma.mma_async.sp.sync.aligned") == 2  # K step / instruction K
+    # K step / instruction K per loop iteration, two iterations per batch with sparse_batch=2
+    assert text.count("wgmma.mma_async.sp.sync.aligned") == 2 * batch
     # no sparse batch stays in flight: the sp-meta registers are read while wgmma.sp runs
     assert "wgmma.wait_group.sync.aligned 1;" not in text
     p = tmp_path / "k.ptx"
@@ -109,7 +112,8 @@ def test_256_rows_are_two_blocks_per_consumer() -> None:
     dense = emit_ptx(lower(gemm_wg_ir(512, 256, 128, "f16", TM=256, TN=128), 2))
     assert ".maxntid 384, 1, 1" in dense
     assert dense.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2 * 64 // 16
-    sparse = emit_ptx(lower(sparse_gemm_wg_ir(512, 256, 128, "f16", TM=256, TN=128), 2))
+    sparse = emit_ptx(lower(sparse_gemm_wg_ir(512, 256, 128, "f16", TM=256, TN=128), 2,
+                            "{sparse_batch=1}"))
     assert sparse.count("wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16") == 2 * 64 // 32
     # metadata rows are 16 bytes: the second block's words are 64 rows = 1024 bytes further
     offsets = {int(o) for o in re.findall(r"ld\.shared\.b32 %r\d+, \[%r\d+\+(\d+)\];", sparse)}
@@ -231,3 +235,44 @@ def test_contiguous_metadata_tiles_are_copied_in_128_byte_rows(tmp_path: Path, d
     _ptxas_registers(tmp_path, emit_ptx(tiled))
     (kern,) = describe(lower(sparse_gemm_wg_ir(m, n, k, dt), 4))["kernels"]
     assert kern["params"][1]["box_dims"] == [w, 128]
+
+
+def _staged_loop_text(text: str) -> str:
+    """The consumers' part of a pipelined kernel (after `setmaxnreg.inc`)."""
+    return text[text.index("setmaxnreg.inc"):]
+
+
+@pytest.mark.parametrize("k,paired", [(512, True), (64 * 7, False), (64, False)])
+def test_sparse_batch_pairs_iterations_of_an_even_constant_trip_count(tmp_path: Path, k: int,
+                                                                      paired: bool) -> None:
+    """sparse_batch=2: a loop of constant, even trip count runs two iterations per trip, the
+    four wgmma.mma_async.sp of both K steps issued after both iterations' sp-meta words are
+    loaded, then `wait_group 0` and both stages released; an odd trip count keeps one
+    iteration per batch."""
+    m = lower(sparse_gemm_wg_ir(256, 512, k, "f16"), 4 if k > 64 else 2)
+    text = emit_ptx(m)
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "0 bytes spill stores" in r.stdout + r.stderr, r.stdout + r.stderr
+    body = _staged_loop_text(text)
+    lines = body.splitlines()
+    mma = [i for i, ln in enumerate(lines) if "wgmma.mma_async.sp.sync.aligned" in ln]
+    assert len(mma) == (4 if paired else 2)
+    assert all(b == a + 1 for a, b in zip(mma, mma[1:]))  # one batch, nothing between
+    loads = [i for i, ln in enumerate(lines) if ln.strip().startswith("ld.shared.b32")]
+    waits = [i for i, ln in enumerate(lines) if "mbarrier.try_wait" in ln]
+    # every sp-meta word (2 per instruction: rows g and g+8) is loaded before the batch starts
+    assert len(loads) == 2 * len(mma) and max(loads) < mma[0]
+    assert len([w for w in waits if w < mma[0]]) == (2 if paired else 1)
+    after = lines[mma[-1] + 1:]
+    assert after[0].strip() == "wgmma.commit_group.sync.aligned;"
+    assert after[1].strip() == "wgmma.wait_group.sync.aligned 0;"
+    arrives = [ln for ln in after[:20] if "mbarrier.arrive.shared::cta" in ln]
+    assert len(arrives) == (2 if paired else 1)
+
+
+def test_sparse_batch_option_is_checked() -> None:
+    with pytest.raises(Exception, match="sparse-batch must be 1 or 2"):
+        lower(sparse_gemm_wg_ir(256, 512, 512, "f16"), 4, "{sparse_batch=3}")

@@ -289,6 +289,38 @@ class KernelLowering:
     def idx_const(self, n: int) -> Scalar:
         return Scalar(IndexType(), const=n)
 
+    def udiv_const(self, x: SSAValue, d: int, w: int, rem: bool = False) -> SSAValue:
+        """`x / d` (or `x % d` with `rem`) of an unsigned `w`-bit register (32 or 64) by a
+        constant d >= 1, exact for every x, without a division instruction.
+
+        ptxas (13.0) compiles `div`/`rem` by a constant, even by an immediate, as a full
+        reciprocal-and-correct division (I2F, MUFU.RCP, ...; 64 bits as a call): a staged
+        kernel with 3 or 5 stages divides its group indices by the stage count several times
+        per iteration and ran at half the speed of 4 stages on the H200. A power of two is a
+        shift or a mask; otherwise Granlund & Montgomery's multiply-high with a w-bit magic
+        number (PLDI 1994, fig. 4.1): t = mulhi(m, x), q = (t + ((x - t) >> 1)) >> (l - 1),
+        l = ceil(log2 d), m = floor(2^w (2^l - d) / d) + 1."""
+        if d < 1 or w not in (32, 64):
+            raise ValueError(f"udiv_const: divisor {d} >= 1 and width 32 or 64, got width {w}")
+        kind = f"b{w}"
+        if d & (d - 1) == 0:
+            if rem:
+                return self.inst(ptx.AndOp, f".b{w}", [x, self.imm(kind, str(d - 1))], kind)
+            if d == 1:
+                return x
+            return self.inst(ptx.ShrOp, f".u{w}", [x, self.imm("b32", str(d.bit_length() - 1))], kind)
+        l = (d - 1).bit_length()
+        m = ((1 << w) * ((1 << l) - d)) // d + 1
+        t = self.inst(ptx.MulOp, f".hi.u{w}", [x, self.imm(kind, hex(m))], kind)
+        h = self.inst(ptx.SubOp, f".u{w}", [x, t], kind)
+        h = self.inst(ptx.ShrOp, f".u{w}", [h, self.imm("b32", "1")], kind)
+        h = self.inst(ptx.AddOp, f".u{w}", [t, h], kind)
+        q = self.inst(ptx.ShrOp, f".u{w}", [h, self.imm("b32", str(l - 1))], kind)
+        if not rem:
+            return q
+        qd = self.inst(ptx.MulOp, f".lo.u{w}", [q, self.imm(kind, str(d))], kind)
+        return self.inst(ptx.SubOp, f".u{w}", [x, qd], kind)
+
     # -- lane geometry -----------------------------------------------------------------------
 
     def linear_tid(self) -> SSAValue:
@@ -475,22 +507,24 @@ def _int_binary(lw: KernelLowering, op: Operation) -> None:
     w = width(t)
     if w not in (32, 64):
         raise op_error(op, f"scalar {t} arithmetic: only 32/64-bit integers and index")
-    if a.const is not None and b.const is not None and not (name in ("div", "rem") and b.const == 0):
-        lw.vmap[op.result] = Scalar(t, const=fold(int(a.const), int(b.const)))
+    unsigned_div = sign == "u" and name in ("div", "rem")
+    # constants are kept signed (as arith.constant prints them): an unsigned division reads them
+    # as w-bit unsigned values
+    ca, c = ((None if s.const is None else int(s.const) % (1 << w) if unsigned_div else s.const)
+             for s in (a, b))
+    if ca is not None and c is not None and not (name in ("div", "rem") and c == 0):
+        r = fold(int(ca), int(c))
+        if unsigned_div and r >= 1 << (w - 1):
+            r -= 1 << w
+        lw.vmap[op.result] = Scalar(t, const=r)
         return
     if isinstance(t, IndexType) and name in ("add", "sub", "mul.lo"):
         lw.vmap[op.result] = lw.index_op(name.split(".")[0], a, b)
         return
-    c = b.const
-    if sign == "u" and name in ("div", "rem") and c is not None and c > 0 and c & (c - 1) == 0:
-        # Unsigned division by a power of two is a shift (a remainder a mask): the loop
-        # indices of staged kernels divide by their step and stage count every iteration.
-        if name == "div":
-            sh = lw.imm("b32", str(c.bit_length() - 1))
-            r = lw.inst(ptx.ShrOp, f".u{w}", [lw.reg(a), sh], reg_kind(t))
-        else:
-            r = lw.inst(ptx.AndOp, f".b{w}", [lw.reg(a), lw.imm(reg_kind(t), str(c - 1))],
-                        reg_kind(t))
+    if unsigned_div and c is not None and c > 0:
+        # Unsigned division by a constant without a division instruction (udiv_const): the
+        # loop indices of staged kernels divide by their step and stage count every iteration.
+        r = lw.udiv_const(lw.reg(a), int(c), w, rem=name == "rem")
         lw.vmap[op.result] = Scalar(t, reg=r)
         return
     rb = lw.reg(b)
