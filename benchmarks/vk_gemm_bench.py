@@ -6,12 +6,14 @@ python benchmarks/vk_gemm_bench.py build build/vkbench              # here: coop
 python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT   # on the H200 (carry build/vkbench, .gl)
 ```
 
-`build` takes `examples/gemm_f16_vk.mlir` and `examples/gemm_s8_vk.mlir` (written at 8192³; the
-size S variants replace 8192 by S, nothing else), compiles each with
-`coop-opt FILE -p PIPELINE -t spirv` (PIPELINE below, the default structure chosen by
-tools/gpu/vk_gemm_sweep.py), validates with spirv-val, and for S = 512 runs the ORIGINAL example
-IR through the interpreter on small-integer data (f16 in [-4, 4], s8 full range) and stores its
-output. `run` (numpy + torch + tools/gpu/vk_runner.py; no xDSL needed there) dispatches every
+`build` takes each dtype's example forms (EXAMPLES: the coopmat2 workgroup form
+`examples/gemm_{f16,s8}_coopmat2_vk.mlir`, the fastest structure tools/gpu/vk_gemm_sweep.py
+measured, for the `vk_f16` / `vk_s8` rows; the KHR subgroup form `examples/gemm_{f16,s8}_vk.mlir`
+through PIPELINE and VARIANTS as variant rows), written at 8192³ (the size S variants replace
+8192 by S, nothing else), compiles each with `coop-opt FILE -p PIPELINE -t spirv`, validates with
+spirv-val, and for S = 512 runs the ORIGINAL example IR through the interpreter on small-integer
+data (f16 in [-4, 4], s8 full range) and stores its output. `run` (numpy + torch +
+coopdialect.runtime.vulkan_ctypes; no xDSL needed there) dispatches every
 module: S = 512 must equal the interpreter's output bit for bit; S = 4096 / 8192 must equal torch
 bit for bit (f16: small-integer data, whose f32 sums are exact, against the f32 product; s8
 against torch._int_mm). Timing: the runner's timestamp benchmark (device-local buffers, 3 warm-up
@@ -49,9 +51,19 @@ VARIANTS = {
     "subgroup_unstaged": "distribute-coop-workgroup," + _LEGAL + ",convert-coop-to-spirv",
     "workgroup_scope_unstaged": "convert-coop-to-spirv",
 }
-EXAMPLES = {"f16": ("examples/gemm_f16_vk.mlir", "gemm_f16_vk"),
-            "s8": ("examples/gemm_s8_vk.mlir", "gemm_s8_vk")}
-TILE = 128
+# Each dtype's example forms: (variant, file, kernel, tile rows x cols, pipeline). The first is
+# the benchmark's row (`vk_f16` / `vk_s8`): the fastest structure tools/gpu/vk_gemm_sweep.py
+# measured, the coopmat2 workgroup form; the KHR subgroup form staged through workgroup memory
+# follows as a variant (with VARIANTS' pipelines over it) at the largest size.
+CM2_PIPELINE = "fold-tensor-views,convert-coop-to-spirv"
+EXAMPLES = {
+    "f16": [("default", "examples/gemm_f16_coopmat2_vk.mlir", "gemm_f16_coopmat2_vk", (128, 256),
+             CM2_PIPELINE),
+            ("khr_staged", "examples/gemm_f16_vk.mlir", "gemm_f16_vk", (128, 128), PIPELINE)],
+    "s8": [("default", "examples/gemm_s8_coopmat2_vk.mlir", "gemm_s8_coopmat2_vk", (256, 128),
+            CM2_PIPELINE),
+           ("khr_staged", "examples/gemm_s8_vk.mlir", "gemm_s8_vk", (128, 128), PIPELINE)],
+}
 EXACT_SIZE = 512
 COMMAND = ("python benchmarks/vk_gemm_bench.py build build/vkbench; "
            "python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT")
@@ -75,34 +87,38 @@ def build(out: str, sizes: list[int]) -> None:
     os.makedirs(out, exist_ok=True)
     exe = os.path.join(os.path.dirname(sys.executable), "coop-opt")
     cases = []
-    for dtype, (path, kernel) in EXAMPLES.items():
-        with open(os.path.join(ROOT, path)) as f:
-            text = f.read()
-        runs = [(s, "default", PIPELINE) for s in [EXACT_SIZE, *sizes]]
-        runs += [(max(sizes), v, p) for v, p in VARIANTS.items()] if sizes else []
-        for s, variant, pipeline in runs:
-            name = f"vk_{dtype}_{s}" + ("" if variant == "default" else f"_{variant}")
-            src = os.path.join(out, name + ".mlir")
-            with open(src, "w") as f:
-                f.write(text.replace("8192", str(s)))
-            spv = os.path.join(out, name + ".spv")
-            subprocess.run([exe, src, "-p", pipeline, "-t", "spirv", "-o", spv], check=True)
-            subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv], check=True)
-            case = {"name": f"vk_{dtype}", "dtype": dtype, "size": s, "spv": name + ".spv",
-                    "entry": kernel, "grid": [s // TILE, s // TILE, 1], "variant": variant,
-                    "pipeline": pipeline}
-            if s == EXACT_SIZE:
-                a, b, c = _inputs(dtype, s)
-                module = api.parse(text.replace("8192", str(s)), src)
-                api.run_kernel(module, kernel, [a, b, c], tuple(case["grid"]))
-                np.save(os.path.join(out, name + "_interp.npy"), c)
-                case["interpreter"] = name + "_interp.npy"
-            cases.append(case)
-            print(f"built {name}", flush=True)
+    for dtype, forms in EXAMPLES.items():
+        for form, path, kernel, (tm, tn), form_pipeline in forms:
+            with open(os.path.join(ROOT, path)) as f:
+                text = f.read()
+            if form == "default":
+                runs = [(s, "default", form_pipeline) for s in [EXACT_SIZE, *sizes]]
+            else:  # the other forms at the exactness size and the largest
+                runs = [(s, form, form_pipeline) for s in [EXACT_SIZE, *sizes[-1:]]]
+                runs += [(max(sizes), f"{form}_{v}", p) for v, p in VARIANTS.items()] if sizes else []
+            for s, variant, pipeline in runs:
+                name = f"vk_{dtype}_{s}" + ("" if variant == "default" else f"_{variant}")
+                src = os.path.join(out, name + ".mlir")
+                with open(src, "w") as f:
+                    f.write(text.replace("8192", str(s)))
+                spv = os.path.join(out, name + ".spv")
+                subprocess.run([exe, src, "-p", pipeline, "-t", "spirv", "-o", spv], check=True)
+                subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv], check=True)
+                case = {"name": f"vk_{dtype}", "dtype": dtype, "size": s, "spv": name + ".spv",
+                        "entry": kernel, "grid": [s // tn, s // tm, 1], "variant": variant,
+                        "pipeline": pipeline, "example": path}
+                if s == EXACT_SIZE:
+                    a, b, c = _inputs(dtype, s)
+                    module = api.parse(text.replace("8192", str(s)), src)
+                    api.run_kernel(module, kernel, [a, b, c], tuple(case["grid"]))
+                    np.save(os.path.join(out, name + "_interp.npy"), c)
+                    case["interpreter"] = name + "_interp.npy"
+                cases.append(case)
+                print(f"built {name}", flush=True)
     cases += _build_checks(out, exe, api)
     shutil.copy(os.path.abspath(__file__), out)
     with open(os.path.join(out, "cases.json"), "w") as f:
-        json.dump({"pipeline": PIPELINE, "cases": cases}, f, indent=1)
+        json.dump({"pipeline": CM2_PIPELINE, "cases": cases}, f, indent=1)
 
 
 # Small staged kernels through the same pipeline, compared bit for bit with the interpreter on
@@ -147,10 +163,8 @@ def _torch_ns(fn) -> float:
 def run(folder: str, out: str) -> None:
     import torch
 
-    # vk_runner from this checkout, or from the working directory's (the script is also copied
-    # into the built folder so that a checkout without it can run that copy)
     sys.path[:0] = [os.path.join(ROOT, "tools", "gpu"), os.path.join(os.getcwd(), "tools", "gpu")]
-    from vk_runner import VulkanContext, VulkanError
+    from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError
 
     with open(os.path.join(folder, "cases.json")) as f:
         meta = json.load(f)
@@ -225,7 +239,8 @@ def run(folder: str, out: str) -> None:
             if c.get("variant", "default") == "default":
                 rows.append(row)
             else:
-                variants.append({**row, "variant": c["variant"], "pipeline": c["pipeline"]})
+                variants.append({**row, "variant": c["variant"], "pipeline": c["pipeline"],
+                                 "example": c.get("example")})
             lines.append(f"{c['name']}{'' if c.get('variant', 'default') == 'default' else ' [' + c['variant'] + ']'} {s}^3: {tf:.1f} TFLOP/s ({ns / 1e6:.3f} ms), {base_name} "
                          f"{btf:.1f} ({base_ns / 1e6:.3f} ms), ratio {tf / btf:.3f}, "
                          f"{'bit-exact' if exact else 'DIFFERS'} vs {what}")

@@ -31,8 +31,9 @@ PIPELINE = "fold-tensor-views,legalize-coop-sizes{target=h200-vulkan}"
 
 def test_every_non_sparse_example_is_covered():
     # the Vulkan GEMM examples (*_vk.mlir) and the Workgroup-tile GEMM examples (*_wg.mlir) are
-    # 8192³, too large to interpret here: tests/test_distribute_coop_workgroup.py and
-    # tests/test_gemm_wg_examples.py run them (their generators' output) at small sizes
+    # 8192³, too large to interpret here: tests/test_distribute_coop_workgroup.py,
+    # tests/test_tensor_examples.py (*_coopmat2_vk.mlir) and tests/test_gemm_wg_examples.py run
+    # them (or their generators' output) at small sizes
     names = {f for f in os.listdir(EX) if f.endswith(".mlir") and "sparse" not in f
              and not f.endswith(("_vk.mlir", "_wg.mlir"))}
     assert names == {key.split(":")[0] for key in GRIDS}

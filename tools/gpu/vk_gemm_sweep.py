@@ -2,7 +2,8 @@
 
     python tools/gpu/vk_gemm_sweep.py build build/vksweep     # here: variants -> .spv + manifest
     python3 build/vksweep/vk_gemm_sweep.py run build/vksweep --out $OUT   # on the H200
-    (the run needs the .gl loader debs unpacked first and tools/gpu/vk_runner.py in the tree)
+    (the run needs the .gl loader debs unpacked first and coopdialect installed: its
+    runtime.vulkan_ctypes runs the modules; `build --only REGEX` builds a subset)
 
 C[M,N] = A[M,K] · B[K,N], A and B row-major, M = N = K = S. Variants:
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -236,8 +238,11 @@ class Cm2:
 
 def cm2_ir(v: Cm2, s: int) -> str:
     """coop IR of a coopmat2 workgroup-scope GEMM (gen_coopmat2_gemm.py's shape, parametrized)."""
+    # s8: signless i8/i32 components with the KHR signedness operands (as examples/gemm_s8_vk.mlir),
+    # so the accumulator starts from an arith zero like the f16 one
     et, ct, z, zc = (("f16", "f32", "0.0 : f16", "0.0 : f32") if v.dtype == "f16"
-                     else ("si8", "si32", "0 : si8", "0 : si32"))
+                     else ("i8", "i32", "0 : i8", "0 : i32"))
+    flags = "" if v.dtype == "f16" else " <ASigned|BSigned|CSigned|ResultSigned>"
     loads = []
     for u in range(v.unroll):
         kv = "%kk" if u == 0 else f"%kk{u}"
@@ -250,23 +255,13 @@ def cm2_ir(v: Cm2, s: int) -> str:
     %lbs{u} = tensor_addr.layout_slice %lb, %k32_{u}, %tk, %col0, %tn : !L
     %av{u} = coop.load_tensor %A, %oa, %las{u} : memref<{s}x{s}x{et}>, !a, !L -> !a
     %bv{u} = coop.load_tensor %B, %ob, %lbs{u} : memref<{s}x{s}x{et}>, !b, !L -> !b
-    %e{u} = coop.mul_add %av{u}, %bv{u}, {prev} : !a, !b, !c -> !c""")
+    %e{u} = coop.mul_add %av{u}, %bv{u}, {prev}{flags} : !a, !b, !c -> !c""")
     body = "\n".join(loads)
-    if v.dtype == "f16":
-        init = f"""  %zh = arith.constant {z}
+    init = f"""  %zh = arith.constant {z}
   %zf = arith.constant {zc}
   %oa = coop.composite_construct %zh : {et} -> !a
   %ob = coop.composite_construct %zh : {et} -> !b
   %init = coop.composite_construct %zf : {ct} -> !c
-"""
-    else:  # arith has no signed constants: the Object operands are tiles of A and B, and the
-        # accumulator starts from C (zero-filled by the runner): C = A·B + C
-        init = f"""  %ld = arith.constant {s} : index
-  %rr = arith.muli %r0, %ld : index
-  %coff = arith.addi %rr, %n0 : index
-  %oa = coop.load %A[%c0], %ld, RowMajor : memref<{s}x{s}x{et}> -> !a
-  %ob = coop.load %B[%c0], %ld, RowMajor : memref<{s}x{s}x{et}> -> !b
-  %init = coop.load %C[%coff], %ld, RowMajor : memref<{s}x{s}x{ct}> -> !c
 """
     return f"""!L = !tensor_addr.layout<2, Undefined>
 !a = !coop.matrix<{v.bm}x{v.bk}x{et}, Workgroup, MatrixA>
@@ -314,6 +309,14 @@ def cm2_variants() -> list[Cm2]:
                     if unroll == 2 and bk != 64 * kmul:
                         continue
                     out.append(Cm2(dtype, bm, bn, bk, inv, unroll))
+    # around the fastest of the grid above (128x256x64 f16 u2, 256x128x64 s8 u1): deeper
+    # unrolling, and the K steps the grid's unroll rule skipped
+    for dtype, bm, bn, bk, unroll in (("f16", 128, 256, 64, 3), ("f16", 128, 256, 64, 4),
+                                      ("f16", 128, 256, 32, 2), ("f16", 128, 256, 32, 4),
+                                      ("s8", 256, 128, 64, 2), ("s8", 256, 128, 64, 4),
+                                      ("s8", 256, 128, 32, 1), ("s8", 256, 128, 32, 2),
+                                      ("s8", 128, 256, 64, 2)):
+        out.append(Cm2(dtype, bm, bn, bk, 256, unroll))
     return out
 
 
@@ -326,7 +329,7 @@ def _glslang(src: str, path: str) -> None:
                    check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-def build(folder: str) -> None:
+def build(folder: str, only: str = "") -> None:
     sys.path.insert(0, os.getcwd())
     from coopdialect import api
 
@@ -334,6 +337,8 @@ def build(folder: str) -> None:
     manifest, failed = [], []
 
     def emit(kind, v, s, make):
+        if only and not re.search(only, v.name):
+            return
         name = f"{v.name}_s{s}"
         path = os.path.join(folder, name + ".spv")
         try:
@@ -386,7 +391,7 @@ def run(folder: str, out: str | None, budget: float, finalists: int) -> None:
     import torch
 
     sys.path[:0] = [HERE, os.path.join(os.getcwd(), "tools", "gpu")]
-    from vk_runner import VulkanContext, VulkanError
+    from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError
 
     t_start = time.time()
     with open(os.path.join(folder, "manifest.json")) as f:
@@ -560,6 +565,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build")
     b.add_argument("folder")
+    b.add_argument("--only", default="", help="build only the variants whose name matches this regex")
     r = sub.add_parser("run")
     r.add_argument("folder")
     r.add_argument("--out")
@@ -569,7 +575,7 @@ def main() -> None:
     rp.add_argument("json")
     args = ap.parse_args()
     if args.cmd == "build":
-        build(args.folder)
+        build(args.folder, args.only)
     elif args.cmd == "report":
         report(args.json)
     else:
