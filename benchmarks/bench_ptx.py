@@ -16,8 +16,9 @@ tile order, `gen_gemm_wg.meta_tile_order`), and their e4m3 / s8 2:4 analogues, f
 kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's tensor maps and
 dynamic shared memory), checks it (512³: bit-exact against the interpreter; large sizes:
 bit-exact against torch on small-integer data, whose f32 sums are exact), times it with device
-events (median of 30 launches after warm-up) and torch.matmul / Triton's matmul of the same
-operands, and writes `ptx.json` rows (keys of benchmarks/results/ptx.json). The cuBLAS baseline is
+events against torch.matmul / Triton's matmul / cuSPARSELt of the same operands in 5
+alternating rounds of 10 launches (the median of the round medians; `_interleaved_ms`), and
+writes `ptx.json` rows (keys of benchmarks/results/ptx.json). The cuBLAS baseline is
 the faster of `torch.matmul(A, Bt.T)` and `torch.matmul(A, B)` with B copied row-major: on the
 H200 the transposed-view call ran 15-25% slower in some sessions.
 """
@@ -158,9 +159,32 @@ def _expected(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     np.save(stem + ".d.npy", d)
 
 
-def _median_ms(fn) -> float:
+def _median_ms(fn, reps: int = 30) -> float:
     from gpu_check_common import median_seconds
-    return median_seconds(fn, reps=30, warm=3) * 1e3
+    return median_seconds(fn, reps=reps, warm=3) * 1e3
+
+
+ROUNDS, ROUND_REPS = 5, 10
+
+
+def _interleaved_ms(timers: dict) -> dict:
+    """Median milliseconds of each timer (name -> callable(reps) -> median ms of `reps`
+    launches), timed in ROUNDS alternating rounds of ROUND_REPS launches each: the GPU's clocks
+    drift with its temperature over a run (cuBLAS's 8192^3 f16 figure moved between 656 and 875
+    TFLOP/s across processes), so every kernel of a comparison samples the same moments."""
+    per: dict = {k: [] for k in timers}
+    for _ in range(ROUNDS):
+        for k, t in timers.items():
+            per[k].append(t(ROUND_REPS))
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
+def _torch_timer(fn):
+    return lambda reps: _median_ms(fn, reps)
+
+
+def _coop_timer(dev, prog, kernel, ptrs, grid):
+    return lambda reps: statistics.median(dev.time(prog, kernel, ptrs, grid, reps)) * 1e3
 
 
 def _triton_matmul():
@@ -243,12 +267,17 @@ def run(root: str, out: str) -> None:
         if n >= 4096:
             ar, br = torch.randn(n, n, device="cuda").to(tdt), torch.randn(n, n, device="cuda").to(tdt)
             ptrs = [ar.data_ptr(), br.data_ptr(), d.data_ptr()]
-            ours = statistics.median(dev.time(prog, case["kernel"], ptrs, grid, 30)) * 1e3
             # cuBLAS at its best for this product: B as given (Bt, a transposed view) or copied
             # row-major once (the faster of the two layouts is the baseline)
             b_rm = br.T.contiguous()
-            lib = min(_median_ms(lambda: torch.matmul(ar, br.T)),
-                      _median_ms(lambda: torch.matmul(ar, b_rm)))
+            c = torch.empty(n, n, device="cuda", dtype=tdt)
+            timers = {"ours": _coop_timer(dev, prog, case["kernel"], ptrs, grid),
+                      "cublas_t": _torch_timer(lambda: torch.matmul(ar, br.T)),
+                      "cublas": _torch_timer(lambda: torch.matmul(ar, b_rm))}
+            if tri is not None:
+                timers["triton"] = _torch_timer(lambda: tri(ar, br, c))
+            ms = _interleaved_ms(timers)
+            ours, lib = ms["ours"], min(ms["cublas_t"], ms["cublas"])
             flop = 2.0 * n ** 3
             cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py "
                    f"run DIR  (coop-opt -p '{PIPELINE}' -t ptx)")
@@ -258,8 +287,7 @@ def run(root: str, out: str) -> None:
                              baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
             line += f"  coop {flop / ours / 1e9:7.1f} TFLOP/s  cuBLAS {flop / lib / 1e9:7.1f}  ratio {lib / ours:.3f}"
             if tri is not None:
-                c = torch.empty(n, n, device="cuda", dtype=tdt)
-                tt = _median_ms(lambda: tri(ar, br, c))
+                tt = ms["triton"]
                 rows.append(dict(base, baseline="triton", baseline_tflops=flop / tt / 1e9,
                                  ratio=tt / ours))
                 line += f"  triton {flop / tt / 1e9:7.1f}  ratio {tt / ours:.3f}"
@@ -311,44 +339,56 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
     if n < 4096:
         return line
     flop = 2.0 * n ** 3
-    ours = statistics.median(dev.time(prog, case["kernel"], ptrs, grid, 30)) * 1e3
+    timers = {"ours": _coop_timer(dev, prog, case["kernel"], ptrs, grid)}
+    sp_backend = sp_ok = None
+    if dt == "f16":
+        dense16, b16 = dense, bt.T.contiguous()
+        timers["dense"] = _torch_timer(lambda: torch.matmul(dense16, b16))
+        timers["dense_t"] = _torch_timer(lambda: torch.matmul(dense16, bt.T))
+        try:
+            from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
+            SparseSemiStructuredTensor._FORCE_CUTLASS = False
+            a_sp = to_sparse_semi_structured(dense16)
+            sp_backend = type(a_sp).__name__
+            sp_ok = bool(torch.equal((a_sp @ b16).float(), (dense16 @ b16).float()))
+            timers["cusparselt"] = _torch_timer(lambda: a_sp @ b16)
+        except Exception as ex:  # noqa: BLE001
+            sp_backend = f"unavailable: {type(ex).__name__}: {ex}"
+    elif dt == "si8":
+        # cuBLASLt's fast int8 path wants B column-major (the Bt.T view); take the faster layout
+        a8, b8 = dense, bt.T.contiguous()
+        timers["dense"] = _torch_timer(lambda: torch._int_mm(a8, b8))
+        timers["dense_t"] = _torch_timer(lambda: torch._int_mm(a8, bt.T))
+    else:
+        one = torch.ones((), device="cuda")
+        b8 = bt.T.contiguous().T  # column-major second operand, as _scaled_mm wants
+        timers["dense"] = _torch_timer(
+            lambda: torch._scaled_mm(dense, b8, one, one, out_dtype=torch.float32))
+    ms = _interleaved_ms(timers)
+    ours = ms["ours"]
+    lib = min(ms["dense"], ms.get("dense_t", ms["dense"]))
     short = _short(dt)
     cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py run DIR"
            f"  (coop-opt -p '{SPARSE_PIPELINE}' -t ptx)")
     base = dict(device=device, m=n, n=n, k=n, dtype=short, tflops=flop / ours / 1e9, exact=exact,
                 command=cmd, date=date)
     line += f"  coop {flop / ours / 1e9:7.1f} dense-equivalent TFLOP/s"
-    dense16 = None
     if dt == "f16":
-        dense16, b16 = dense, bt.T.contiguous()
-        lib = min(_median_ms(lambda: torch.matmul(dense16, b16)),
-                  _median_ms(lambda: torch.matmul(dense16, bt.T)))
         rows.append(dict(base, name="sparse24_f16_vs_dense", baseline="torch.matmul (cuBLAS, dense)",
                          baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
         line += f"  dense cuBLAS {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
-        try:
-            from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
-            SparseSemiStructuredTensor._FORCE_CUTLASS = False
-            a_sp = to_sparse_semi_structured(dense16)
-            backend = type(a_sp).__name__
-            ok = bool(torch.equal((a_sp @ b16).float(), (dense16 @ b16).float()))
-            cs = _median_ms(lambda: a_sp @ b16)
-            rows.append(dict(base, name="sparse24_f16", baseline=f"cuSPARSELt ({backend})",
+        if "cusparselt" in ms:
+            cs = ms["cusparselt"]
+            rows.append(dict(base, name="sparse24_f16", baseline=f"cuSPARSELt ({sp_backend})",
                              baseline_tflops=flop / cs / 1e9, ratio=cs / ours))
-            line += f"  cuSPARSELt[{backend}, exact {ok}] {flop / cs / 1e9:7.1f} ratio {cs / ours:.3f}"
-        except Exception as ex:  # noqa: BLE001
-            line += f"  cuSPARSELt unavailable: {type(ex).__name__}: {ex}"
+            line += f"  cuSPARSELt[{sp_backend}, exact {sp_ok}] {flop / cs / 1e9:7.1f} ratio {cs / ours:.3f}"
+        else:
+            line += f"  cuSPARSELt {sp_backend}"
     elif dt == "si8":
-        a8, b8 = dense, bt.T.contiguous()
-        # cuBLASLt's fast int8 path wants B column-major (the Bt.T view); take the faster layout
-        lib = min(_median_ms(lambda: torch._int_mm(a8, b8)), _median_ms(lambda: torch._int_mm(a8, bt.T)))
         rows.append(dict(base, name="sparse24_s8", baseline="torch._int_mm (dense s8)",
                          baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
         line += f"  dense _int_mm {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
     else:
-        one = torch.ones((), device="cuda")
-        b8 = bt.T.contiguous().T  # column-major second operand, as _scaled_mm wants
-        lib = _median_ms(lambda: torch._scaled_mm(dense, b8, one, one, out_dtype=torch.float32))
         rows.append(dict(base, name="sparse24_e4m3", baseline="torch._scaled_mm (dense e4m3)",
                          baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
         line += f"  dense _scaled_mm {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
