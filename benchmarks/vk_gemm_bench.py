@@ -19,8 +19,8 @@ bit for bit (f16: small-integer data, whose f32 sums are exact, against the f32 
 against torch._int_mm). Timing: the runner's timestamp benchmark (device-local buffers, 3 warm-up
 + 10 timed dispatches, median); torch.matmul (f16, cuBLAS) and torch._int_mm (s8; the faster of
 B row-major and B column-major, which cuBLASLt's int8 kernels want) with CUDA events (5 warm-up
-+ 20, median) in the same process. FLOP = 2·S³. Writes `vulkan.json` (keys of
-benchmarks/results/ptx.json: name, device, m, n, k, dtype, tflops, baseline, baseline_tflops,
++ 20, median) in the same process, in ROUNDS alternating rounds (the median of the rounds).
+FLOP = 2·S³. Writes `vulkan.json` (keys of benchmarks/results/ptx.json: name, device, m, n, k, dtype, tflops, baseline, baseline_tflops,
 ratio, exact, command, date) and a text table into --out.
 """
 
@@ -65,6 +65,7 @@ EXAMPLES = {
            ("khr_staged", "examples/gemm_s8_vk.mlir", "gemm_s8_vk", (128, 128), PIPELINE)],
 }
 EXACT_SIZE = 512
+ROUNDS = 5
 COMMAND = ("python benchmarks/vk_gemm_bench.py build build/vkbench; "
            "python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT")
 
@@ -215,20 +216,28 @@ def run(folder: str, out: str) -> None:
                 exact = bool(torch.equal(torch.from_numpy(got).cuda(), ref_t))
                 what = "torch"
                 del ref_t
-            _, times = ctx.benchmark(spv, [a, b, zero], grid, entry=c["entry"], repeat=10, warmup=3)
-            ns = float(np.median(times))
             ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
             if dtype == "f16":
-                base_name, base_ns = "torch.matmul", _torch_ns(lambda: torch.matmul(ta, tb))
+                base_name = "torch.matmul"
+                bases = [lambda: torch.matmul(ta, tb)]
             else:
                 # cuBLASLt's int8 kernels want B column-major: time both layouts of the same B and
                 # compare with the faster (the row-major call is several times slower)
                 tb_cm = tb.t().contiguous().t()
                 base_name = "torch._int_mm"
-                base_ns = min(_torch_ns(lambda: torch._int_mm(ta, tb)),
-                              _torch_ns(lambda: torch._int_mm(ta, tb_cm)))
-                del tb_cm
-            del ta, tb
+                bases = [lambda: torch._int_mm(ta, tb), lambda: torch._int_mm(ta, tb_cm)]
+            # ROUNDS alternating rounds (as benchmarks/bench_ptx.py): the GPU slows as it heats,
+            # so the Vulkan kernel and torch sample the same moments
+            ours_r, base_r = [], [[] for _ in bases]
+            for _ in range(ROUNDS):
+                _, times = ctx.benchmark(spv, [a, b, zero], grid, entry=c["entry"], repeat=10,
+                                         warmup=3)
+                ours_r.append(float(np.median(times)))
+                for i, f in enumerate(bases):
+                    base_r[i].append(_torch_ns(f))
+            ns = float(np.median(ours_r))
+            base_ns = min(float(np.median(r)) for r in base_r)
+            del ta, tb, bases
             torch.cuda.empty_cache()
             flop = 2.0 * s ** 3
             tf, btf = flop / ns / 1e3, flop / base_ns / 1e3
