@@ -460,3 +460,24 @@ def test_vulkan_device_dispatches_entry_point_with_buffers_in_binding_order(monk
     assert [s.shape for s in sent] == [(128, 256), (256, 128), (128, 128)]
     assert np.array_equal(bufs[2], np.ones((128, 128), np.float32))  # results written back
     assert report.device == "vulkan" and report.verdicts is None
+
+
+def test_pipeline_executable_structs_follow_the_c_layout():
+    """VK_KHR_pipeline_executable_properties structs as the C ABI lays out vk.xml's members
+    (x86-64: pointers and 64-bit members 8-aligned): the driver writes into them."""
+    import ctypes
+
+    from coopdialect.runtime import vulkan_ctypes as v
+
+    st = v.VkPipelineExecutableStatisticKHR
+    # sType 0, pNext 8, name[256] 16, description[256] 272, format 528, value (union) 536
+    assert [getattr(st, f).offset for f in ("pNext", "name", "description", "format", "value")] \
+        == [8, 16, 272, 528, 536]
+    assert ctypes.sizeof(st) == 544
+    pr = v.VkPipelineExecutablePropertiesKHR
+    # sType 0, pNext 8, stages 16, name 20, description 276, subgroupSize 532, size 536
+    assert [getattr(pr, f).offset for f in ("stages", "name", "description", "subgroupSize")] \
+        == [16, 20, 276, 532]
+    assert ctypes.sizeof(pr) == 536
+    assert v.VkPipelineExecutableInfoKHR.executableIndex.offset == 24
+    assert "VK_KHR_pipeline_executable_properties" in v.WANTED_DEVICE_EXTENSIONS

@@ -164,7 +164,16 @@ WANTED_DEVICE_EXTENSIONS = (
     "VK_KHR_cooperative_matrix",
     "VK_NV_cooperative_matrix",
     "VK_NV_cooperative_matrix2",
+    "VK_KHR_pipeline_executable_properties",  # pipeline_statistics(): registers, memory, ...
 )
+# VK_KHR_pipeline_executable_properties (Vulkan registry, vk.xml)
+ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000
+ST_PIPELINE_INFO_KHR = 1000269001
+ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR = 1000269002
+ST_PIPELINE_EXECUTABLE_INFO_KHR = 1000269003
+ST_PIPELINE_EXECUTABLE_STATISTIC_KHR = 1000269004
+VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR = 0x40
+_STATISTIC_FORMATS = {0: "b32", 1: "i64", 2: "u64", 3: "f64"}
 
 # Features never enabled even when supported (they change behaviour or need special setup).
 _FEATURE_DENYLIST = {
@@ -385,6 +394,27 @@ VkPhysicalDeviceCooperativeMatrix2FeaturesNV = _feature_struct(
         "cooperativeMatrixPerElementOperations", "cooperativeMatrixTensorAddressing",
         "cooperativeMatrixBlockLoads"])
 
+VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR = _feature_struct(
+    "VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR", ["pipelineExecutableInfo"])
+VkPipelineInfoKHR = _s("VkPipelineInfoKHR", [
+    ("sType", c_int32), ("pNext", c_void_p), ("pipeline", Handle)])
+VkPipelineExecutablePropertiesKHR = _s("VkPipelineExecutablePropertiesKHR", [
+    ("sType", c_int32), ("pNext", c_void_p), ("stages", VkFlags), ("name", c_char * 256),
+    ("description", c_char * 256), ("subgroupSize", c_uint32)])
+VkPipelineExecutableInfoKHR = _s("VkPipelineExecutableInfoKHR", [
+    ("sType", c_int32), ("pNext", c_void_p), ("pipeline", Handle), ("executableIndex", c_uint32)])
+
+
+class VkPipelineExecutableStatisticValueKHR(ctypes.Union):
+    _fields_ = [("b32", VkBool32), ("i64", ctypes.c_int64), ("u64", c_uint64),
+                ("f64", ctypes.c_double)]
+
+
+VkPipelineExecutableStatisticKHR = _s("VkPipelineExecutableStatisticKHR", [
+    ("sType", c_int32), ("pNext", c_void_p), ("name", c_char * 256),
+    ("description", c_char * 256), ("format", c_int32),
+    ("value", VkPipelineExecutableStatisticValueKHR)])
+
 VkCooperativeMatrixPropertiesKHR = _s("VkCooperativeMatrixPropertiesKHR", [
     ("sType", c_int32), ("pNext", c_void_p), ("MSize", c_uint32), ("NSize", c_uint32),
     ("KSize", c_uint32), ("AType", c_int32), ("BType", c_int32), ("CType", c_int32),
@@ -566,6 +596,12 @@ _PROTOS: Dict[str, Tuple[Any, List[Any]]] = {
                                              _P(VkComputePipelineCreateInfo), c_void_p,
                                              _P(Handle)]),
     "vkDestroyPipeline": (None, [Dispatchable, Handle, c_void_p]),
+    "vkGetPipelineExecutablePropertiesKHR": (
+        _VkResult, [Dispatchable, _P(VkPipelineInfoKHR), _P(c_uint32),
+                    _P(VkPipelineExecutablePropertiesKHR)]),
+    "vkGetPipelineExecutableStatisticsKHR": (
+        _VkResult, [Dispatchable, _P(VkPipelineExecutableInfoKHR), _P(c_uint32),
+                    _P(VkPipelineExecutableStatisticKHR)]),
     "vkCreateDescriptorPool": (_VkResult, [Dispatchable, _P(VkDescriptorPoolCreateInfo),
                                            c_void_p, _P(Handle)]),
     "vkDestroyDescriptorPool": (None, [Dispatchable, Handle, c_void_p]),
@@ -778,7 +814,7 @@ class VulkanContext:
         for name in _PROTOS:
             if name in _GLOBAL_FUNCS:
                 continue
-            optional = "CooperativeMatrix" in name
+            optional = "CooperativeMatrix" in name or "PipelineExecutable" in name
             fn = _get_instance_fn(self.instance, name, required=not optional)
             self._ifn[name] = fn
         self.vk = self._ifn  # replaced by device-level pointers after device creation
@@ -857,6 +893,10 @@ class VulkanContext:
             if "VK_NV_cooperative_matrix2" in exts:
                 structs["cooperative_matrix2_nv"] = VkPhysicalDeviceCooperativeMatrix2FeaturesNV(
                     ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV)
+            if "VK_KHR_pipeline_executable_properties" in exts:
+                structs["pipeline_executable_properties"] = \
+                    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR(
+                        ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR)
             lst = list(structs.values())
             for a, b in zip(lst, lst[1:]):
                 a.pNext = cast(pointer(b), c_void_p)
@@ -1090,16 +1130,61 @@ class VulkanContext:
         vk["vkDestroyBuffer"](dev, b.buffer, None)
         vk["vkFreeMemory"](dev, b.memory, None)
 
+    def pipeline_statistics(self, spirv: bytes, entry: str = "main", nbindings: int = 1,
+                            spec_constants: Optional[Dict[int, Any]] = None
+                            ) -> List[Dict[str, Any]]:
+        """What the driver reports about the compiled pipeline of `entry` (with `nbindings`
+        storage-buffer bindings), through VK_KHR_pipeline_executable_properties: per executable
+        its name, description, subgroup size and statistics ({name: value}; on NVIDIA e.g.
+        register count, shared and local memory bytes). Raises VulkanError when the device
+        lacks the extension or its pipelineExecutableInfo feature, as the other calls."""
+        if not self.enabled_features.get("pipeline_executable_properties", {}).get(
+                "pipelineExecutableInfo"):
+            raise VulkanError("pipeline_statistics", -7,
+                              "VK_KHR_pipeline_executable_properties is not available")
+        pl = self._get_pipeline(spirv, entry, nbindings, 0, None, False, spec_constants,
+                                capture=True)
+        vk, dev = self.vk, self.device
+        info = VkPipelineInfoKHR(ST_PIPELINE_INFO_KHR, None, pl.pipeline)
+        n = c_uint32(0)
+        _check("vkGetPipelineExecutablePropertiesKHR",
+               vk["vkGetPipelineExecutablePropertiesKHR"](dev, byref(info), byref(n), None))
+        props = (VkPipelineExecutablePropertiesKHR * max(n.value, 1))()
+        for p in props:
+            p.sType = ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR
+        _check("vkGetPipelineExecutablePropertiesKHR",
+               vk["vkGetPipelineExecutablePropertiesKHR"](dev, byref(info), byref(n), props))
+        out = []
+        for i in range(n.value):
+            ei = VkPipelineExecutableInfoKHR(ST_PIPELINE_EXECUTABLE_INFO_KHR, None, pl.pipeline, i)
+            m = c_uint32(0)
+            _check("vkGetPipelineExecutableStatisticsKHR",
+                   vk["vkGetPipelineExecutableStatisticsKHR"](dev, byref(ei), byref(m), None))
+            stats = (VkPipelineExecutableStatisticKHR * max(m.value, 1))()
+            for st in stats:
+                st.sType = ST_PIPELINE_EXECUTABLE_STATISTIC_KHR
+            _check("vkGetPipelineExecutableStatisticsKHR",
+                   vk["vkGetPipelineExecutableStatisticsKHR"](dev, byref(ei), byref(m), stats))
+            values = {}
+            for st in stats[:m.value]:
+                values[st.name.decode(errors="replace")] = getattr(
+                    st.value, _STATISTIC_FORMATS.get(st.format, "u64"))
+            out.append({"name": props[i].name.decode(errors="replace"),
+                        "description": props[i].description.decode(errors="replace"),
+                        "subgroup_size": props[i].subgroupSize, "statistics": values})
+        return out
+
     def _get_pipeline(self, spirv: bytes, entry: str, nbindings: int, push_size: int,
                       required_subgroup_size: Optional[int], full_subgroups: bool,
-                      spec_constants: Optional[Dict[int, Any]]) -> _Pipeline:
+                      spec_constants: Optional[Dict[int, Any]], capture: bool = False
+                      ) -> _Pipeline:
         spirv = bytes(spirv)
         if len(spirv) % 4 or len(spirv) < 20 or spirv[:4] != b"\x03\x02\x23\x07":
             raise ValueError("spirv is not a little-endian SPIR-V binary (magic 0x07230203)")
         spec_key = tuple(sorted((int(k), np.asarray(v).tobytes(), np.asarray(v).dtype.str)
                                 for k, v in (spec_constants or {}).items()))
         key = (hashlib.sha256(spirv).hexdigest(), entry, nbindings, push_size,
-               required_subgroup_size, full_subgroups, spec_key)
+               required_subgroup_size, full_subgroups, spec_key, capture)
         pl = self._pipelines.get(key)
         if pl is not None:
             return pl
@@ -1168,8 +1253,10 @@ class VulkanContext:
                                                     stage_pnext, flags,
                                                     VK_SHADER_STAGE_COMPUTE_BIT, pl.module,
                                                     entry_b, spec_ptr)
-            cpci = VkComputePipelineCreateInfo(ST_COMPUTE_PIPELINE_CREATE_INFO, None, 0, stage,
-                                               pl.layout, 0, -1)
+            cpci = VkComputePipelineCreateInfo(
+                ST_COMPUTE_PIPELINE_CREATE_INFO, None,
+                VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR if capture else 0, stage,
+                pl.layout, 0, -1)
             h = Handle()
             _check("vkCreateComputePipelines",
                    vk["vkCreateComputePipelines"](dev, 0, 1, byref(cpci), None, byref(h)))
