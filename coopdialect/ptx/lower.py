@@ -591,9 +591,10 @@ def _float_binary(lw: KernelLowering, op: Operation) -> None:
     lw.vmap[op.result] = Scalar(t, reg=d)
 
 
-@rule(scf.ForOp)
-def _for(lw: KernelLowering, op: scf.ForOp) -> None:
-    lb, ub, step = (lw.scalar(v) for v in (op.lb, op.ub, op.step))
+def open_loop(lw: KernelLowering, op: scf.ForOp) -> tuple[Block, SSAValue, list, Block]:
+    """The header of `op`'s loop: (header, induction variable, carried values, exit block),
+    with lw.cur at the start of the body; the body's yield branches back to the header."""
+    lb, ub = lw.scalar(op.lb), lw.scalar(op.ub)
     inits = [lw.vmap[v] for v in op.iter_args]
     flat = [lw.reg(lb)] + [r for v in inits for r in lw.flatten(v)]
     header = lw.new_block([ptx.reg_kind(r) for r in flat])
@@ -604,12 +605,18 @@ def _for(lw: KernelLowering, op: scf.ForOp) -> None:
     # MLIR scf.for compares signed; exit when iv >= ub.
     p = lw.inst(ptx.SetpOp, ".ge.s64", [iv, lw.reg(ub)], "pred")
     lw.emit(ptx.CbraOp(p, exit_, body))
-    carried = lw.unflatten(inits, list(header.args[1:]))
+    lw.cur = body
+    return header, iv, lw.unflatten(inits, list(header.args[1:])), exit_
+
+
+@rule(scf.ForOp)
+def _for(lw: KernelLowering, op: scf.ForOp) -> None:
+    step = lw.scalar(op.step)
+    header, iv, carried, exit_ = open_loop(lw, op)
     block = op.body.block
     lw.vmap[block.args[0]] = Scalar(IndexType(), reg=iv)
     for arg, v in zip(block.args[1:], carried):
         lw.vmap[arg] = v
-    lw.cur = body
     lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, step)]
     lw.lower_ops(block)
     lw.loop_stack.pop()

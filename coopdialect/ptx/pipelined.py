@@ -68,6 +68,7 @@ from coopdialect.ptx.lower import (
     Scalar,
     Skipped,
     op_error,
+    open_loop,
     width,
 )
 
@@ -637,19 +638,9 @@ def _paired_for(lw: RoleLowering, op: scf.ForOp) -> None:
     tensor cores drain once per two K steps instead of every step. Measured on the H200
     (consumers alone, no copies): 1091 TFLOP/s with two wgmma.mma_async.sp per batch, 1328
     with four."""
-    lb, ub, step = (lw.scalar(v) for v in (op.lb, op.ub, op.step))
-    inits = [lw.vmap[v] for v in op.iter_args]
-    flat = [lw.reg(lb)] + [r for v in inits for r in lw.flatten(v)]
-    header = lw.new_block([ptx.reg_kind(r) for r in flat])
-    lw.emit(ptx.BraOp(header, flat))
-    body, exit_ = lw.new_block(), Block()
-    lw.cur = header
-    iv = header.args[0]
-    p = lw.inst(ptx.SetpOp, ".ge.s64", [iv, lw.reg(ub)], "pred")
-    lw.emit(ptx.CbraOp(p, exit_, body))
-    carried = lw.unflatten(inits, list(header.args[1:]))
+    step = lw.scalar(op.step)
+    header, iv, carried, exit_ = open_loop(lw, op)
     block = op.body.block
-    lw.cur = body
     lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, lw.idx_const(2 * int(step.const)))]
     values, here = carried, Scalar(IndexType(), reg=iv)
     for half in (0, 1):

@@ -51,6 +51,7 @@ import ctypes.util
 import hashlib
 import os
 import sys
+from functools import partial
 from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_float, c_int32, c_size_t,
                     c_uint8, c_uint32, c_uint64, c_void_p, cast, pointer, sizeof)
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -1146,32 +1147,22 @@ class VulkanContext:
                                 capture=True)
         vk, dev = self.vk, self.device
         info = VkPipelineInfoKHR(ST_PIPELINE_INFO_KHR, None, pl.pipeline)
-        n = c_uint32(0)
-        _check("vkGetPipelineExecutablePropertiesKHR",
-               vk["vkGetPipelineExecutablePropertiesKHR"](dev, byref(info), byref(n), None))
-        props = (VkPipelineExecutablePropertiesKHR * max(n.value, 1))()
-        for p in props:
-            p.sType = ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR
-        _check("vkGetPipelineExecutablePropertiesKHR",
-               vk["vkGetPipelineExecutablePropertiesKHR"](dev, byref(info), byref(n), props))
+        props = _enumerate_typed(partial(vk["vkGetPipelineExecutablePropertiesKHR"], dev),
+                                 "vkGetPipelineExecutablePropertiesKHR", byref(info),
+                                 VkPipelineExecutablePropertiesKHR,
+                                 ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR)
         out = []
-        for i in range(n.value):
+        for i, prop in enumerate(props):
             ei = VkPipelineExecutableInfoKHR(ST_PIPELINE_EXECUTABLE_INFO_KHR, None, pl.pipeline, i)
-            m = c_uint32(0)
-            _check("vkGetPipelineExecutableStatisticsKHR",
-                   vk["vkGetPipelineExecutableStatisticsKHR"](dev, byref(ei), byref(m), None))
-            stats = (VkPipelineExecutableStatisticKHR * max(m.value, 1))()
-            for st in stats:
-                st.sType = ST_PIPELINE_EXECUTABLE_STATISTIC_KHR
-            _check("vkGetPipelineExecutableStatisticsKHR",
-                   vk["vkGetPipelineExecutableStatisticsKHR"](dev, byref(ei), byref(m), stats))
-            values = {}
-            for st in stats[:m.value]:
-                values[st.name.decode(errors="replace")] = getattr(
-                    st.value, _STATISTIC_FORMATS.get(st.format, "u64"))
-            out.append({"name": props[i].name.decode(errors="replace"),
-                        "description": props[i].description.decode(errors="replace"),
-                        "subgroup_size": props[i].subgroupSize, "statistics": values})
+            stats = _enumerate_typed(partial(vk["vkGetPipelineExecutableStatisticsKHR"], dev),
+                                     "vkGetPipelineExecutableStatisticsKHR", byref(ei),
+                                     VkPipelineExecutableStatisticKHR,
+                                     ST_PIPELINE_EXECUTABLE_STATISTIC_KHR)
+            values = {st.name.decode(errors="replace"):
+                      getattr(st.value, _STATISTIC_FORMATS.get(st.format, "u64")) for st in stats}
+            out.append({"name": prop.name.decode(errors="replace"),
+                        "description": prop.description.decode(errors="replace"),
+                        "subgroup_size": prop.subgroupSize, "statistics": values})
         return out
 
     def _get_pipeline(self, spirv: bytes, entry: str, nbindings: int, push_size: int,
