@@ -438,10 +438,15 @@ def run(folder: str, out: str | None, budget: float, finalists: int) -> None:
         base = {k: round(v, 1) for k, v in baselines.items()}
         ranked = sorted(rows, key=lambda r: -(r.get("tflops") or 0))
         lines = [header, "baselines (TFLOP/s): " + json.dumps(base),
-                 f"{'variant':58s} {'size':>5s} {'TFLOP/s':>8s} {'ratio':>6s} {'ms':>8s}  check"]
+                 f"{'variant':58s} {'size':>5s} {'TFLOP/s':>8s} {'ratio':>6s} {'ms':>8s} "
+                 f"{'regs':>4s} {'spill':>5s}  check"]
         for r in ranked:
+            drv = r.get("driver", {})
+            # NVIDIA reports local memory as 2^36 + bytes
+            spill = drv.get("Local Memory Size", 0) % (1 << 36) if "Local Memory Size" in drv else -1
             lines.append(f"{r['name']:58s} {r['size']:5d} {r.get('tflops') or 0:8.1f} "
-                         f"{r.get('ratio') or 0:6.3f} {r.get('ms') or 0:8.3f}  {r.get('check')}")
+                         f"{r.get('ratio') or 0:6.3f} {r.get('ms') or 0:8.3f} "
+                         f"{drv.get('Register Count', -1):4d} {spill:5d}  {r.get('check')}")
         text = "\n".join(lines)
         with open(os.path.join(out, "vk_gemm_sweep.txt"), "w") as f:
             f.write(text + "\n")
@@ -486,6 +491,11 @@ def run(folder: str, out: str | None, budget: float, finalists: int) -> None:
             base = baselines[f"torch._int_mm s8 {s}"]
         row.update(tflops=tf, ms=ns / 1e6, ratio=tf / base, check=check,
                    times_ms=[t / 1e6 for t in times])
+        try:  # what the driver made of it: registers, spills (local memory), shared memory
+            (ex, *_) = ctx_box[0].pipeline_statistics(spv, m["entry"], 3)
+            row["driver"] = ex["statistics"]
+        except (VulkanError, ValueError) as e:
+            row["driver"] = {"error": str(e)}
         return row
 
     # round-robin over (kind, dtype, acc) so that a spent budget still leaves every group measured
