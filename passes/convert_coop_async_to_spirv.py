@@ -40,15 +40,15 @@ the KHR ones do.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import gcd
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.dialects import gpu as xgpu
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType, i1, i32
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
 from coopdialect.diagnostics import CoopError
+from coopdialect.index_facts import divides, known_residue, row_fits
 from coopdialect.dialects import coop, coop_async
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects.spirv_general import ControlBarrierOp
@@ -59,93 +59,6 @@ STAGES_ATTR = "coop.pipeline_stages"  # set by pipeline-coop-loads on the loops 
 VEC = VectorType(i32, [4])
 """The 16-byte piece a vector copy moves (glslang's uvec4)."""
 MAX_PIECES = 256
-
-
-# --------------------------------------------------------------------------------------------
-# Divisibility and residues of index values (to prove 16-byte alignment and row structure)
-# --------------------------------------------------------------------------------------------
-
-
-def known_divisor(v: SSAValue) -> int:
-    """A positive number that provably divides `v` (1 when nothing is known; 0 stands for 0)."""
-    if isinstance(v, BlockArgument):
-        parent = v.owner.parent_op()
-        if isinstance(parent, scf.ForOp) and v.index == 0:  # lb + j*step
-            return gcd(known_divisor(parent.lb), known_divisor(parent.step)) or 1
-        return 1
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return abs(op.value.value.data)
-    if isinstance(op, arith.AddiOp | arith.SubiOp):
-        return gcd(known_divisor(op.lhs), known_divisor(op.rhs)) or 1
-    if isinstance(op, arith.MuliOp):
-        return known_divisor(op.lhs) * known_divisor(op.rhs)
-    if isinstance(op, arith.IndexCastOp):
-        return known_divisor(op.input)
-    return 1
-
-
-def _divides(d: int, v: SSAValue) -> bool:
-    k = known_divisor(v)
-    return k % d == 0
-
-
-def known_residue(v: SSAValue, p: int) -> int | None:
-    """`v mod p` if it is provably a constant, else None."""
-    if known_divisor(v) % p == 0:
-        return 0
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data % p
-    if isinstance(op, arith.AddiOp):
-        a, b = known_residue(op.lhs, p), known_residue(op.rhs, p)
-        return None if a is None or b is None else (a + b) % p
-    if isinstance(op, arith.MuliOp):
-        a, b = known_residue(op.lhs, p), known_residue(op.rhs, p)
-        return None if a is None or b is None else (a * b) % p
-    return None
-
-
-def _terms(v: SSAValue) -> list[SSAValue]:
-    op = v.owner
-    if isinstance(op, arith.AddiOp):
-        return _terms(op.lhs) + _terms(op.rhs)
-    return [v]
-
-
-def value_range(v: SSAValue) -> tuple[int, int] | None:
-    """Bounds [lo, hi] of a non-negative index value, when provable."""
-    op = v.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        c = op.value.value.data
-        return (c, c)
-    if isinstance(op, arith.RemUIOp) and (k := coop.constant_int(op.rhs)) is not None and k > 0:
-        return (0, k - 1)
-    if isinstance(op, arith.DivUIOp) and (k := coop.constant_int(op.rhs)) is not None and k > 0:
-        r = value_range(op.lhs)
-        return None if r is None else (r[0] // k, r[1] // k)
-    if isinstance(op, arith.MuliOp | arith.AddiOp):
-        a, b = value_range(op.lhs), value_range(op.rhs)
-        if a is None or b is None or min(a[0], b[0]) < 0:
-            return None
-        if isinstance(op, arith.MuliOp):
-            return (a[0] * b[0], a[1] * b[1])
-        return (a[0] + b[0], a[1] + b[1])
-    return None
-
-
-def row_fits(offset: SSAValue, pitch: int, span: int) -> bool:
-    """Whether `offset mod pitch + span <= pitch` provably holds: the terms of `offset` that are
-    not multiples of `pitch` stay within [0, pitch - span]."""
-    lo = hi = 0
-    for t in _terms(offset):
-        if known_divisor(t) % pitch == 0:
-            continue
-        r = value_range(t)
-        if r is None or r[0] < 0:
-            return False
-        lo, hi = lo + r[0], hi + r[1]
-    return hi + span <= pitch
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,10 +115,10 @@ def _plan(op: coop_async.AllocWorkgroupOp, pad_bytes: int) -> tuple[int, int | N
     v = 16 // size if size and 16 % size == 0 else 1
     for u in users:
         if isinstance(u, coop_async.AsyncCopyOp):
-            ok = (u.cols.data % v == 0 and all(_divides(v, x) for x in (
+            ok = (u.cols.data % v == 0 and all(divides(v, x) for x in (
                 u.source_offset, u.source_stride, u.destination_offset, u.destination_stride)))
         else:
-            ok = _divides(v, u.offset) and _divides(v, u.stride) and u.layout.data in (
+            ok = divides(v, u.offset) and divides(v, u.stride) and u.layout.data in (
                 coop.Layout.RowMajor, coop.Layout.ColumnMajor)
         if not ok:
             v = 1

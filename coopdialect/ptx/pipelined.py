@@ -40,7 +40,6 @@ encodes the tensor maps and how much dynamic shared memory to ask for.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, scf
@@ -60,6 +59,7 @@ from coopdialect.dialects.coop_async import (
     AsyncWaitGroupOp,
     is_workgroup,
 )
+from coopdialect.index_facts import divides
 from coopdialect.ptx.lower import (
     RULES,
     Buf,
@@ -286,25 +286,9 @@ def _packing(copies: list[AsyncCopyOp], rows: int, cols: int, swz: int, t: MemRe
     f = 1
     while (2 * f * cols * es <= PACKED_ROW_BYTES and rows % (2 * f) == 0
            and total % (2 * f * cols) == 0
-           and all(_known_multiple(cp.source_offset) % (2 * f * cols) == 0 for cp in copies)):
+           and all(divides(2 * f * cols, cp.source_offset) for cp in copies)):
         f *= 2
     return f
-
-
-def _known_multiple(v: SSAValue, depth: int = 0) -> int:
-    """A number that index value `v` is known to be a multiple of (1 when nothing is known):
-    constants, and sums and products of them with anything."""
-    op = v.owner
-    if depth > 32 or isinstance(op, Block):
-        return 1
-    if isinstance(op, arith.ConstantOp):
-        c = abs(int(op.value.value.data))
-        return c if c else 1 << 62
-    if isinstance(op, arith.MuliOp):
-        return _known_multiple(op.lhs, depth + 1) * _known_multiple(op.rhs, depth + 1)
-    if isinstance(op, arith.AddiOp):
-        return math.gcd(_known_multiple(op.lhs, depth + 1), _known_multiple(op.rhs, depth + 1))
-    return 1
 
 
 def _depends_on_block_y(v: SSAValue, seen: set | None = None) -> bool:
