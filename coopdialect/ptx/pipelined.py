@@ -22,10 +22,10 @@ C = 2; four 64-row consumers would start with 96 registers a thread, too few):
   the consumer, committed, then `wgmma.wait_group 1` — so one batch is in flight while the next
   stage's copy lands — after which the previous stage is released (`mbarrier.arrive` on
   `empty`, one per warp). A `sparse_mma.mma_sp` is the same with `wgmma.mma_async.sp` and
-  sp-meta words packed from the metadata tile, but `wgmma.wait_group 0`: the hardware reads the
-  sp-meta register while the instruction runs. With `sparse_batch` 2 the consumers run a loop
-  of constant, even trip count two iterations per trip and issue both K steps' products as one
-  batch (`_paired_for`).
+  sp-meta words packed from the metadata tile, but `wgmma.wait_group 0` (the hardware reads the
+  sp-meta register while the instruction runs), after which the batch's own stage is released.
+  With `sparse_batch` 2 the consumers run a loop of constant, even trip count two iterations
+  per trip and issue both K steps' products as one batch (`_paired_for`).
 * `cluster_m = 2` pairs CTAs along workgroup y: each copies half of the boxes both read into
   both (multicast), and releases stages on both CTAs' barriers (measured slower; not default).
 
@@ -877,36 +877,31 @@ def _c_mul_add(lw: RoleLowering, op: coop.MulAddOp) -> None:
                                               _desc(lw, b, step), blocks[j]))
             blocks[j] = list(mma.outs)
     regs = [r for blk in blocks for r in blk]
-    _commit_and_release(lw)
+    _commit_and_release(lw, 1)
     lw.vmap[op.result] = Frag(op.result.type, regs)
 
 
-def _commit_and_release(lw: RoleLowering, in_flight: int = 1, both: bool = False) -> None:
-    """Close the batch, keep `in_flight` batches in flight, and free the stage the previous
-    batches read (`both`: a paired batch with none in flight frees the stages of its two
-    groups, g - 1 and g)."""
+def _commit_and_release(lw: RoleLowering, in_flight: int, groups: int = 1) -> None:
+    """Close the batch and wait until at most `in_flight` batches run. The batch issued
+    `in_flight` batches earlier is then complete: release the stages of the `groups` groups it
+    read, the ones ending `in_flight * groups` before g (the group of the last wait). A dense
+    product keeps one batch in flight (stage g - 1 freed); a 2:4 product none (stage g, or
+    g - 1 and g for a paired batch)."""
     lw.emit(ptx.WgmmaCommitGroupOp())
     lw.emit(ptx.WgmmaWaitGroupOp(in_flight))
     lw.wgmma_in_flight = True
-    if both:
-        g = lw.wait_group
-        lane0 = lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred")
-        join = lw.when(lane0)
-        for grp in (lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", "1")], "b32"), g):
-            _arrive_empty(lw, grp)
-        lw.join(join)
-        lw.released = True
+    if lw.released or lw.wait_group is None:
         return
-    if not lw.released and lw.wait_group is not None:
-        # The batches before this one are complete: the stage of group g-1 is free again.
-        g = lw.wait_group
-        some = lw.inst(ptx.SetpOp, ".ne.u32", [g, lw.imm("b32", "0")], "pred")
-        lane0 = lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred")
-        both = lw.inst(ptx.AndOp, ".pred", [some, lane0], "pred")
-        join = lw.when(both)
-        _arrive_empty(lw, lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", "1")], "b32"))
-        lw.join(join)
-        lw.released = True
+    g, back = lw.wait_group, in_flight * groups
+    pred = lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred")
+    if back:  # the first batches have no batch that far back
+        some = lw.inst(ptx.SetpOp, ".ge.u32", [g, lw.imm("b32", str(back))], "pred")
+        pred = lw.inst(ptx.AndOp, ".pred", [some, pred], "pred")
+    join = lw.when(pred)
+    for d in range(back + groups - 1, back - 1, -1):
+        _arrive_empty(lw, lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", str(d))], "b32") if d else g)
+    lw.join(join)
+    lw.released = True
 
 
 def _arrive_empty(lw: RoleLowering, g: SSAValue) -> None:
@@ -1002,10 +997,7 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
     # may land in the same physical registers. Measured on the H200: with one sparse batch in
     # flight 14-99% of the outputs were wrong depending on register allocation; with none, all
     # exact.
-    if isinstance(c, Deferred):
-        _commit_and_release(lw, 0, both=True)
-    else:
-        _commit_and_release(lw, 0)
+    _commit_and_release(lw, 0, 2 if isinstance(c, Deferred) else 1)
     lw.vmap[op.result] = Frag(op.result.type, regs)
 
 
