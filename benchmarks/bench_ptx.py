@@ -17,7 +17,8 @@ kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's t
 dynamic shared memory), checks it (512³: bit-exact against the interpreter; large sizes:
 bit-exact against torch on small-integer data, whose f32 sums are exact), times it with device
 events against torch.matmul / Triton's matmul / cuSPARSELt of the same operands in 5
-alternating rounds of 10 launches (the median of the round medians; `_interleaved_ms`), and
+alternating rounds of 10 launches (the median of the round medians;
+`gpu_check_common.interleaved_medians`), and
 writes `ptx.json` rows (keys of benchmarks/results/ptx.json). The cuBLAS baseline is
 the faster of `torch.matmul(A, Bt.T)` and `torch.matmul(A, B)` with B copied row-major: on the
 H200 the transposed-view call ran 15-25% slower in some sessions.
@@ -164,19 +165,9 @@ def _median_ms(fn, reps: int = 30) -> float:
     return median_seconds(fn, reps=reps, warm=3) * 1e3
 
 
-ROUNDS, ROUND_REPS = 5, 10
-
-
 def _interleaved_ms(timers: dict) -> dict:
-    """Median milliseconds of each timer (name -> callable(reps) -> median ms of `reps`
-    launches), timed in ROUNDS alternating rounds of ROUND_REPS launches each: the GPU's clocks
-    drift with its temperature over a run (cuBLAS's 8192^3 f16 figure moved between 656 and 875
-    TFLOP/s across processes), so every kernel of a comparison samples the same moments."""
-    per: dict = {k: [] for k in timers}
-    for _ in range(ROUNDS):
-        for k, t in timers.items():
-            per[k].append(t(ROUND_REPS))
-    return {k: statistics.median(v) for k, v in per.items()}
+    from gpu_check_common import interleaved_medians
+    return interleaved_medians(timers)
 
 
 def _torch_timer(fn):

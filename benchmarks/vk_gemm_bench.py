@@ -19,7 +19,7 @@ bit for bit (f16: small-integer data, whose f32 sums are exact, against the f32 
 against torch._int_mm). Timing: the runner's timestamp benchmark (device-local buffers, 3 warm-up
 + 10 timed dispatches, median); torch.matmul (f16, cuBLAS) and torch._int_mm (s8; the faster of
 B row-major and B column-major, which cuBLASLt's int8 kernels want) with CUDA events (5 warm-up
-+ 20, median) in the same process, in ROUNDS alternating rounds (the median of the rounds).
++ 10, median) in the same process, in 5 alternating rounds (`gpu_check_common.interleaved_medians`).
 FLOP = 2·S³. Writes `vulkan.json` (keys of benchmarks/results/ptx.json: name, device, m, n, k, dtype, tflops, baseline, baseline_tflops,
 ratio, exact, command, date) and a text table into --out.
 """
@@ -65,7 +65,6 @@ EXAMPLES = {
            ("khr_staged", "examples/gemm_s8_vk.mlir", "gemm_s8_vk", (128, 128), PIPELINE)],
 }
 EXACT_SIZE = 512
-ROUNDS = 5
 COMMAND = ("python benchmarks/vk_gemm_bench.py build build/vkbench; "
            "python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT")
 
@@ -156,9 +155,9 @@ def _build_checks(out: str, exe: str, api) -> list[dict]:
     return cases
 
 
-def _torch_ns(fn) -> float:
+def _torch_ns(fn, reps: int = 20) -> float:
     from gpu_check_common import median_seconds  # tools/gpu, on the path in run()
-    return median_seconds(fn) * 1e9
+    return median_seconds(fn, reps) * 1e9
 
 
 def run(folder: str, out: str) -> None:
@@ -166,6 +165,7 @@ def run(folder: str, out: str) -> None:
 
     sys.path[:0] = [os.path.join(ROOT, "tools", "gpu"), os.path.join(os.getcwd(), "tools", "gpu")]
     from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError
+    from gpu_check_common import interleaved_medians
 
     with open(os.path.join(folder, "cases.json")) as f:
         meta = json.load(f)
@@ -217,27 +217,23 @@ def run(folder: str, out: str) -> None:
                 what = "torch"
                 del ref_t
             ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+            timers = {"vulkan": lambda reps: float(np.median(ctx.benchmark(
+                spv, [a, b, zero], grid, entry=c["entry"], repeat=reps, warmup=3)[1]))}
             if dtype == "f16":
                 base_name = "torch.matmul"
-                bases = [lambda: torch.matmul(ta, tb)]
+                timers["torch"] = lambda reps: _torch_ns(lambda: torch.matmul(ta, tb), reps)
             else:
                 # cuBLASLt's int8 kernels want B column-major: time both layouts of the same B and
                 # compare with the faster (the row-major call is several times slower)
                 tb_cm = tb.t().contiguous().t()
                 base_name = "torch._int_mm"
-                bases = [lambda: torch._int_mm(ta, tb), lambda: torch._int_mm(ta, tb_cm)]
-            # ROUNDS alternating rounds (as benchmarks/bench_ptx.py): the GPU slows as it heats,
-            # so the Vulkan kernel and torch sample the same moments
-            ours_r, base_r = [], [[] for _ in bases]
-            for _ in range(ROUNDS):
-                _, times = ctx.benchmark(spv, [a, b, zero], grid, entry=c["entry"], repeat=10,
-                                         warmup=3)
-                ours_r.append(float(np.median(times)))
-                for i, f in enumerate(bases):
-                    base_r[i].append(_torch_ns(f))
-            ns = float(np.median(ours_r))
-            base_ns = min(float(np.median(r)) for r in base_r)
-            del ta, tb, bases
+                timers["torch"] = lambda reps: _torch_ns(lambda: torch._int_mm(ta, tb), reps)
+                timers["torch_bcol"] = lambda reps: _torch_ns(lambda: torch._int_mm(ta, tb_cm), reps)
+            # alternating rounds (as benchmarks/bench_ptx.py): the GPU slows as it heats
+            ms = interleaved_medians(timers)
+            ns = ms.pop("vulkan")
+            base_ns = min(ms.values())
+            timers.clear()
             torch.cuda.empty_cache()
             flop = 2.0 * s ** 3
             tf, btf = flop / ns / 1e3, flop / base_ns / 1e3

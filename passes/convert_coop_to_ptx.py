@@ -66,7 +66,8 @@ class ConvertCoopToPtxPass(ModulePass):
     rows per sweep of the remapped workgroup ids; 16 measured best on the H200: sparse f16 8192³
     930.6 TFLOP/s vs 885.4 with 8, 785 with 4; dense equal with 8 and 16), `cluster-m` (1 or 2
     CTAs per cluster, multicasting shared tiles; 2 measured slower) and `sparse-batch` (K steps
-    of a 2:4 product per `wgmma.mma_async.sp` batch, 1 or 2: with 2 the consumers run a loop of
+    of a 2:4 product per wgmma-group — the `wgmma.mma_async.sp` one `wgmma.commit_group`
+    closes (PTX ISA 9.7.15.6), 1 or 2: with 2 the consumers run a loop of
     constant, even trip count two iterations at a time; see `pipelined._paired_for`).
     """
 

@@ -508,10 +508,9 @@ def _int_binary(lw: KernelLowering, op: Operation) -> None:
     if w not in (32, 64):
         raise op_error(op, f"scalar {t} arithmetic: only 32/64-bit integers and index")
     unsigned_div = sign == "u" and name in ("div", "rem")
-    # constants are kept signed (as arith.constant prints them): an unsigned division reads them
-    # as w-bit unsigned values
-    ca, c = ((None if s.const is None else int(s.const) % (1 << w) if unsigned_div else s.const)
-             for s in (a, b))
+    ca, c = a.const, b.const
+    if unsigned_div:  # constants are kept signed (as arith.constant prints them): read unsigned
+        ca, c = (None if v is None else int(v) % (1 << w) for v in (ca, c))
     if ca is not None and c is not None and not (name in ("div", "rem") and c == 0):
         r = fold(int(ca), int(c))
         if unsigned_div and r >= 1 << (w - 1):

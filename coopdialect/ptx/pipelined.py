@@ -95,7 +95,7 @@ class Options:
     consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
     raster_group: int = 16
     cluster_m: int = 1  # CTAs per cluster along workgroup y; 2 multicasts the tiles they share
-    sparse_batch: int = 2  # K steps of a 2:4 product per wgmma batch (see _paired_for)
+    sparse_batch: int = 2  # K steps of a 2:4 product per wgmma-group (commit_group; _paired_for)
 
     def budgets(self, consumers: int) -> tuple[int, int]:
         """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
@@ -432,7 +432,6 @@ class Deferred:
     wgmma.mma_async.sp, not issued yet, as (modifiers, sel, immediates, A descriptor,
     B descriptor, sp-meta word, 64-row block) on the accumulator registers `regs`."""
 
-    ty: coop.MatrixType
     regs: list
     issue: list
 
@@ -840,8 +839,8 @@ def _split(regs, n: int) -> list[list]:
 
 def _desc(lw: RoleLowering, tile: SwizzledTile, k_bytes: int) -> SSAValue:
     """wgmma descriptor of a swizzled K-major tile (ptx-wgmma-sparse.md section 5): start
-    addr>>4 advanced by `k_bytes` (along K, or whole 8-row groups down the rows), LBO 1 (unused by swizzled K-major), SBO = 8 rows,
-    the swizzle mode of the row width."""
+    addr>>4 advanced by `k_bytes` (along K, or whole 8-row groups down the rows), LBO 1 (unused
+    by swizzled K-major), SBO = 8 rows, the swizzle mode of the row width."""
     lo = lw.inst(ptx.ShrOp, ".u32", [tile.addr, lw.imm("b32", "4")], "b32")
     lo = lw.inst(ptx.OrOp, ".b32", [lo, lw.imm("b32", str(1 << 16))], "b32")
     if k_bytes:
@@ -982,7 +981,7 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
             da = _desc(lw, a, s * (fam.k // 2) * ea + 64 * j * a.row_bytes)
             issue.append((mods, op.sel, ", ".join(imms), da, db, metas[s][j], j))
     if lw.pair and lw.half == 0:  # issued with the second half's (_paired_for)
-        lw.vmap[op.result] = Deferred(op.result.type, list(c.regs), issue)
+        lw.vmap[op.result] = Deferred(list(c.regs), issue)
         return
     if isinstance(c, Deferred):
         issue = c.issue + issue

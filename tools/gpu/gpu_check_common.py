@@ -84,6 +84,21 @@ def median_seconds(f: Callable[[], object], reps: int = 20, warm: int = 5) -> fl
     return statistics.median(times)
 
 
+def interleaved_medians(timers: dict[str, Callable[[int], float]], rounds: int = 5,
+                        reps: int = 10) -> dict[str, float]:
+    """The median, over `rounds` alternating rounds, of each timer's result: a timer maps a
+    launch count to the median time of that many launches (any unit). The H200 slows as it
+    heats (the same kernel measured 1.09 and 1.22 ms minutes apart), so the kernels of one
+    comparison take turns and sample the same moments instead of running one after another."""
+    import statistics
+
+    per: dict[str, list[float]] = {k: [] for k in timers}
+    for _ in range(rounds):
+        for k, t in timers.items():
+            per[k].append(t(reps))
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
 def timed(f: Callable[[], object], reps: int) -> float:
     """Seconds per call of `f` on the current CUDA stream (one warm-up call, then `reps`)."""
     import torch

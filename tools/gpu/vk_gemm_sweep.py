@@ -370,7 +370,7 @@ def build(folder: str, only: str = "") -> None:
                 with open(p, "wb") as f:
                     f.write(api.compile_to_spirv(m))
             emit("cm2", v, s, make)
-    shutil.copy(os.path.abspath(__file__), folder)  # the run step needs only this + vk_runner
+    shutil.copy(os.path.abspath(__file__), folder)  # the run step needs this + coopdialect installed
     with open(os.path.join(folder, "manifest.json"), "w") as f:
         json.dump({"variants": manifest, "build_failures": failed}, f, indent=1)
     print(f"built {len(manifest)} modules in {folder}; {len(failed)} variants failed to build")
