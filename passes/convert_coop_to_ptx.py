@@ -68,7 +68,11 @@ class ConvertCoopToPtxPass(ModulePass):
     CTAs per cluster, multicasting shared tiles; 2 measured slower) and `sparse-batch` (K steps
     of a 2:4 product per wgmma-group — the `wgmma.mma_async.sp` one `wgmma.commit_group`
     closes (PTX ISA 9.7.15.6), 1 or 2: with 2 the consumers run a loop of
-    constant, even trip count two iterations at a time; see `pipelined._paired_for`).
+    constant, even trip count two iterations at a time; see `pipelined._paired_for`) and
+    `persistent` (one CTA per multiprocessor loops over the dispatch's tiles, the producer
+    filling the next tile's stages while the consumers store the last; launch grid rule
+    "persistent", `pipelined._tile_loop`; measured on the H200: dense +2-4%, 2:4 at 5 stages
+    with sparse-batch 2 slower, so off by default and used by the dense benchmark).
     """
 
     name = "convert-coop-to-ptx"
@@ -78,6 +82,7 @@ class ConvertCoopToPtxPass(ModulePass):
     raster_group: int = 16
     cluster_m: int = 1
     sparse_batch: int = 2
+    persistent: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.dialects.coop_kernel import check_kernel_interface
@@ -95,7 +100,7 @@ class ConvertCoopToPtxPass(ModulePass):
             raise CoopError(None, f"convert-coop-to-ptx: sparse-batch must be 1 or 2, got "
                                   f"{self.sparse_batch}", where="<command line>")
         options = Options(self.producer_registers, self.consumer_registers, self.raster_group,
-                          self.cluster_m, self.sparse_batch)
+                          self.cluster_m, self.sparse_batch, self.persistent)
         if "ptx.target" in op.attributes:
             raise CoopError(op, "is already lowered to PTX: convert-coop-to-ptx found nothing to lower")
         callees = inlined_functions(op)  # DecodeFunc/CombineFunc/Func: inlined, not kernels

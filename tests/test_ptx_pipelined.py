@@ -276,3 +276,53 @@ def test_sparse_batch_pairs_iterations_of_an_even_constant_trip_count(tmp_path: 
 def test_sparse_batch_option_is_checked() -> None:
     with pytest.raises(Exception, match="sparse-batch must be 1 or 2"):
         lower(sparse_gemm_wg_ir(256, 512, 512, "f16"), 4, "{sparse_batch=3}")
+
+
+def _assembles_clean(tmp_path: Path, text: str) -> None:
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "0 bytes spill stores, 0 bytes spill loads" in out, out
+    noise = [ln for ln in out.splitlines()
+             if not re.match(r"ptxas info\s+: (Compiling|Function properties|Used|Compile time|\d+ bytes gmem)", ln)
+             and "bytes stack frame" not in ln]
+    assert not noise, out
+
+
+@pytest.mark.parametrize("kind,dt,stages,extra", [("dense", "f16", 3, ""), ("dense", "bf16", 4, ""),
+                                                  ("sparse", "f16", 5, ""),
+                                                  ("sparse", "f16", 4, " sparse_batch=1"),
+                                                  ("sparse", "e4m3", 3, "")])
+def test_persistent_pipeline_assembles_and_describes_its_grid(tmp_path: Path, kind: str, dt: str,
+                                                              stages: int, extra: str) -> None:
+    ir = (gemm_wg_ir(256, 512, 512, dt) if kind == "dense"
+          else sparse_gemm_wg_ir(256, 512, 1024, dt))
+    m = lower(ir, stages, f"{{persistent=true{extra}}}")
+    (k,) = describe(m)["kernels"]
+    assert k["grid"] == "persistent"
+    assert k["params"][-2:] == [{"kind": "grid", "dim": "x"}, {"kind": "grid", "dim": "y"}]
+    text = emit_ptx(m)
+    names = re.findall(r"\.param (?:\.align 64 \.b8 (\w+)\[128\]|\.u64 (\w+))", text)
+    assert [n or t for t, n in names][-2:] == [f"{k['name']}_grid_x", f"{k['name']}_grid_y"]
+    _assembles_clean(tmp_path, text)
+
+
+def test_persistent_kernel_refuses_clusters() -> None:
+    with pytest.raises(Exception, match="persistent kernel runs without clusters"):
+        lower(gemm_wg_ir(256, 512, 512, "f16"), 4, "{persistent=true cluster_m=2}")
+
+
+def test_persistent_kernel_needs_the_guarded_copies_of_the_staging_pass() -> None:
+    # the loop's copies must fill group P + i only while it is a group the loop reads: a guard
+    # that lets one more copy through would start a barrier phase that no consumer completes
+    m = api.parse(gemm_wg_ir(128, 256, 512, "f16"))
+    api.run_pipeline(m, "pipeline-coop-loads{stages=3}")
+    text = str(m)
+    guard = re.search(r"(%\w+) = arith\.cmpi slt, (%\w+), (%\w+) : index\n(\s*)(%\w+ = .*\n\s*)*?scf\.if \1", text)
+    assert guard, text
+    bad = text.replace(guard.group(0), guard.group(0).replace("cmpi slt", "cmpi sle", 1), 1)
+    with pytest.raises(Exception, match=r"guarded by `iv \+ 128 < ub`"):
+        api.run_pipeline(api.parse(bad), "convert-coop-to-ptx{persistent=true}")

@@ -85,7 +85,8 @@ TMAP = {"kind": "tensor_map", "arg": 0, "data_type": "FLOAT16", "global_dims": [
 @pytest.mark.parametrize("change, message", [
     ({"version": 2}, "version 1"),
     ({"kernel": {"block": [0, 1, 1]}}, "block must be three positive"),
-    ({"kernel": {"grid": [1, 1, 1]}}, "only \"dispatch\""),
+    ({"kernel": {"grid": [1, 1, 1]}}, "one of dispatch, persistent"),
+    ({"param": {"kind": "grid", "dim": "w"}}, "grid param 1 has dim 'w'"),
     ({"kernel": {"dynamic_shared_bytes": -1}}, "dynamic_shared_bytes"),
     ({"param": {"kind": "scalar", "arg": 0}}, "unknown kind 'scalar'"),
     ({"param": {"kind": "pointer", "arg": 5}}, "names argument 5 of 2"),
@@ -135,6 +136,22 @@ def test_param_bytes_layout():
         param_bytes(k, [0, 0], {1: b"short"})
 
 
+def test_persistent_launch_grid_and_grid_params():
+    params = [TMAP, {"kind": "pointer", "arg": 1}, {"kind": "grid", "dim": "x"},
+              {"kind": "grid", "dim": "y"}]
+    (k,) = parse_launch(_desc(params, grid="persistent")).values()
+    # one CTA per multiprocessor, fewer when there are fewer tiles; the tiles come as params
+    assert k.launch_grid((32, 64, 1), 132) == (132, 1, 1)
+    assert k.launch_grid((3, 2, 1), 132) == (6, 1, 1)
+    tm = bytes(128)
+    assert param_bytes(k, [0x1000, 0x2000], {0: tm}, (32, 64, 1)) == [
+        tm, (0x2000).to_bytes(8, "little"), (32).to_bytes(8, "little"), (64).to_bytes(8, "little")]
+    with pytest.raises(LaunchError, match="2-D grid of tiles; got a dispatch of 4x4x2"):
+        k.launch_grid((4, 4, 2), 132)
+    (d,) = parse_launch(_desc([{"kind": "pointer", "arg": 1}])).values()
+    assert d.launch_grid((4, 4, 2), 132) == (4, 4, 2)
+
+
 # ---- the CUDA device against a mocked driver ---------------------------------------------
 
 
@@ -145,7 +162,7 @@ class FakeDriver:
         self.real, self.calls, self.mem, self.next_ptr = real, [], {}, 0x7F0000000000
         for name in ("CUresult", "CUfunction_attribute", "CUtensorMapDataType",
                      "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
-                     "CUtensorMapFloatOOBfill", "cuuint32_t", "cuuint64_t"):
+                     "CUtensorMapFloatOOBfill", "cuuint32_t", "cuuint64_t", "CUdevice_attribute"):
             setattr(self, name, getattr(real, name))
         ok = real.CUresult.CUDA_SUCCESS
         simple = {"cuInit": (ok,), "cuDeviceGet": (ok, "dev0"),
@@ -153,7 +170,8 @@ class FakeDriver:
                   "cuStreamCreate": (ok, "stream"), "cuModuleLoadData": (ok, "mod"),
                   "cuModuleGetFunction": (ok, "fn"), "cuFuncSetAttribute": (ok,),
                   "cuStreamSynchronize": (ok,), "cuMemFree": (ok,), "cuModuleUnload": (ok,),
-                  "cuStreamDestroy": (ok,), "cuDevicePrimaryCtxRelease": (ok,)}
+                  "cuStreamDestroy": (ok,), "cuDevicePrimaryCtxRelease": (ok,),
+                  "cuDeviceGetAttribute": (ok, 132)}
         for name, result in simple.items():
             setattr(self, name, self._recorder(name, result))
 

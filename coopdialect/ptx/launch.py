@@ -7,7 +7,9 @@
                   "params": [{"kind": "pointer", "arg": 0}, ...]}]}
 
 * `block`: threads per CTA (`.reqntid`; the kernel's `coop.workgroup_size`).
-* `grid`: `"dispatch"`: the grid is the workgroup count the user dispatches (x, y, z).
+* `grid`: `"dispatch"`: the grid is the workgroup count the user dispatches (x, y, z);
+  `"persistent"` (`convert-coop-to-ptx{persistent=true}`): the host launches
+  min(x * y, multiprocessors) CTAs along x and passes the dispatch grid as `grid` params.
 * `args`: the source function's memref arguments in order (`dtype` in MLIR spelling, `shape` in
   elements); `params`: the `.entry` parameters in order. Today every parameter is a
   `{"kind": "pointer", "arg": i}` (`.param .u64`: the device address of memref argument i), or
@@ -15,7 +17,8 @@
   "element_strides", "interleave", "swizzle", "l2_promotion", "oob_fill"}`: a 128-byte
   CUtensorMap (`.param .align 64 .b8 [128]`) encoded with `cuTensorMapEncodeTiled` over argument
   i's buffer, fields named after that function's parameters (dims innermost first in elements,
-  strides in bytes for dims 1.., enums as `CU_TENSOR_MAP_*` suffixes). A warp-specialized
+  strides in bytes for dims 1.., enums as `CU_TENSOR_MAP_*` suffixes), or a `{"kind": "grid",
+  "dim": "x"|"y"}` of a persistent kernel (`.param .u64`: the dispatch's workgroups along it). A warp-specialized
   kernel (`coopdialect.ptx.pipelined`) has `block` larger than its workgroup size (a producer
   warpgroup) and `dynamic_shared_bytes` > 0. The runtime (`coopdialect.runtime.cuda_params`)
   reads both kinds; docs/runtime.md describes them.

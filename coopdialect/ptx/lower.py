@@ -717,7 +717,8 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     import coopdialect.ptx.staged_generic  # noqa: F401  (the staged form op by op)
     from coopdialect.ptx import pipelined
 
-    plan = pipelined.analyze(fn, target, options.cluster_m if options else 1)
+    plan = pipelined.analyze(fn, target, options.cluster_m if options else 1,
+                             options.persistent if options else False)
     if plan is not None:
         return pipelined.lower_staged(fn, target, plan, options or pipelined.Options())
     return KernelLowering(fn, target).run()

@@ -26,6 +26,11 @@ C = 2; four 64-row consumers would start with 96 registers a thread, too few):
   sp-meta register while the instruction runs), after which the batch's own stage is released.
   With `sparse_batch` 2 the consumers run a loop of constant, even trip count two iterations
   per trip and issue both K steps' products as one batch (`_paired_for`).
+* `persistent` (`_tile_loop`): one CTA per multiprocessor; each role loops over the dispatch's
+  tiles (the grid comes as two kernel parameters), group k of the CTA's n-th tile is n * G + k
+  (G: the tile's K steps), and the IR's slot `i mod S` is rotated by (n * G) mod S in every
+  buffer's ring, so the barrier phases run on across tiles; the producer fills the next tile's
+  stages while the consumers store the last tile.
 * `cluster_m = 2` pairs CTAs along workgroup y: each copies half of the boxes both read into
   both (multicast), and releases stages on both CTAs' barriers (measured slower; not default).
 
@@ -96,6 +101,7 @@ class Options:
     raster_group: int = 16
     cluster_m: int = 1  # CTAs per cluster along workgroup y; 2 multicasts the tiles they share
     sparse_batch: int = 2  # K steps of a 2:4 product per wgmma-group (commit_group; _paired_for)
+    persistent: bool = False  # one CTA per SM loops over the tiles (_tile_loop)
 
     def budgets(self, consumers: int) -> tuple[int, int]:
         """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""
@@ -144,6 +150,7 @@ class Plan:
     packed: dict[int, int] = field(default_factory=dict)  # arg -> rows folded into one box row
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
+    tile_groups: int = 0  # persistent: the groups one tile fills (0: not persistent)
 
 
 def _refuse(op: Operation, why: str):
@@ -152,7 +159,7 @@ def _refuse(op: Operation, why: str):
                          f"(sm_90a) and {why}")
 
 
-def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
+def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool = False) -> Plan | None:
     """The plan for a staged kernel, None for a kernel without staged ops; raises the one-line
     diagnostic (on the offending op) for a staged kernel this lowering cannot do."""
     staged = [op for op in fn.walk() if isinstance(op, AllocWorkgroupOp | AsyncCopyOp |
@@ -250,6 +257,10 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1) -> Plan | None:
     if cluster_m not in (1, 2):
         raise _refuse(loop, f"cluster-m must be 1 or 2, got {cluster_m}")
     plan.cluster_m = cluster_m
+    if persistent:
+        if cluster_m != 1:
+            raise _refuse(loop, "a persistent kernel runs without clusters (cluster-m 1)")
+        plan.tile_groups = _tile_groups(plan)
     if cluster_m == 2:
         for cp in copies:
             i = args.index(cp.source)
@@ -402,6 +413,38 @@ def _number_groups(fn: func.FuncOp, plan: Plan) -> None:
     visit(fn.body.block, False, [0], 0)
 
 
+def _tile_groups(plan: Plan) -> int:
+    """The groups one tile fills, for the persistent tile loop, where the barriers' phases count
+    the groups of all the CTA's tiles (group k of its t-th tile is t * G + k). That needs the
+    form pipeline-coop-loads writes: a constant trip count T, iteration i waiting for group i,
+    prologue groups below T, and the loop's own copies (group P + i) guarded by
+    `iv + P * step < ub` — so that exactly the groups 0 .. T-1 carry data, each once."""
+    loop = plan.loop
+    lb, ub, step = (_const(v) for v in (loop.lb, loop.ub, loop.step))
+    if None in (lb, ub, step) or step <= 0 or ub <= lb:
+        raise _refuse(loop, "a persistent kernel needs a staged loop of constant trip count")
+    trips = -(-(ub - lb) // step)
+    iv = loop.body.block.args[0]
+    for op, (base, per) in plan.group_of.items():
+        if isinstance(op, AsyncWaitGroupOp) and per and base != 0:
+            raise _refuse(op, "a persistent kernel needs iteration i to wait for group i")
+        if isinstance(op, AsyncCopyOp) and not per and base >= trips:
+            raise _refuse(op, f"a persistent kernel's prologue may fill only the {trips} groups "
+                              "its loop reads")
+        if isinstance(op, AsyncCopyOp) and per:
+            guard = op.parent_op()
+            cmp = guard.cond.owner if isinstance(guard, scf.IfOp) else None
+            add = cmp.lhs.owner if isinstance(cmp, arith.CmpiOp) else None
+            ok = (isinstance(add, arith.AddiOp) and cmp.predicate.value.data in (2, 6)  # slt, ult
+                  and (cmp.rhs is loop.ub or _const(cmp.rhs) == ub)
+                  and {add.lhs, add.rhs} & {iv}
+                  and _const(add.rhs if add.lhs is iv else add.lhs) == base * step)
+            if not ok:
+                raise _refuse(op, f"a persistent kernel needs the loop's copies guarded by "
+                                  f"`iv + {base * step} < ub` (the form pipeline-coop-loads writes)")
+    return trips
+
+
 def _inside(op: Operation, ancestor: Operation) -> bool:
     p = op.parent_op()
     while p is not None:
@@ -466,6 +509,11 @@ class RoleLowering(KernelLowering):
         self.trip_key: tuple | None = None
         self.pair = False  # the consumer's staged loop runs two iterations per trip
         self.half = 0  # which of the two (0: its 2:4 batch is deferred to the second)
+        self.wait_local: SSAValue | int | None = None  # that group within the tile
+        self.goff: SSAValue | None = None  # persistent: t * G, the groups of earlier tiles
+        self.rotation: SSAValue | None = None  # persistent: (t * G) mod S
+        self.ring: dict[SSAValue, tuple[SSAValue, int]] = {}  # buffer -> (rotation bytes, bytes)
+        self.unreleased = (0, 1)  # (batches in flight, groups a batch) after the last commit
 
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
@@ -479,13 +527,18 @@ class RoleLowering(KernelLowering):
             return self.imm("b32", str(int(v.const)))
         return self.inst(ptx.CvtOp, ".u32.u64", [v.reg], "b32")
 
-    def group_index(self, op: Operation) -> SSAValue:
-        """The runtime (.b32) group number of an async copy/wait: P + i*c."""
+    def group_index(self, op: Operation, local: bool = False) -> SSAValue:
+        """The runtime (.b32) group number of an async copy/wait: P + i*c, plus t * G in the
+        t-th tile of a persistent CTA unless `local`."""
         base, per = self.plan.group_of[op]
         if not per:
-            return self.imm("b32", str(base))
-        i = self.trip_index()
-        return self.inst(ptx.AddOp, ".u32", [i, self.imm("b32", str(base))], "b32") if base else i
+            g = self.imm("b32", str(base))
+        else:
+            i = self.trip_index()
+            g = self.inst(ptx.AddOp, ".u32", [i, self.imm("b32", str(base))], "b32") if base else i
+        if self.goff is not None and not local:
+            g = self.inst(ptx.AddOp, ".u32", [self.goff, g], "b32")
+        return g
 
     def trip_index(self) -> SSAValue:
         """(iv - lb) / step of the staged loop, as .b32, computed once per iteration (once per
@@ -560,6 +613,24 @@ def _alloc(lw: RoleLowering, op: AllocWorkgroupOp) -> None:
     base = lw.sh["smem"]
     addr = lw.inst(ptx.AddOp, ".u32", [base, lw.imm("b32", str(off))], "b32") if off else base
     lw.vmap[op.result] = Buf(op.result.type, addr, "shared")
+    if lw.goff is not None:  # persistent: the ring's slot k holds group k mod S of all tiles
+        t = op.result.type
+        size = width(t.element_type) // 8
+        for d in t.get_shape():
+            size *= d
+        rot = lw.inst(ptx.MulOp, ".lo.u32", [lw.rotation, lw.imm("b32", str(size // lw.plan.stages))], "b32")
+        lw.ring[op.result] = (rot, size)
+
+
+def _ring_offset(lw: RoleLowering, buffer: SSAValue, off: SSAValue) -> SSAValue:
+    """Byte offset into a staged buffer: the IR's slot (i mod S of the tile's own iterations)
+    rotated by the slots earlier tiles used, (t * G) mod S, in a persistent CTA."""
+    if buffer not in lw.ring:
+        return off
+    rot, size = lw.ring[buffer]
+    o = lw.inst(ptx.AddOp, ".u32", [rot, off], "b32")
+    wrapped = lw.inst(ptx.SubOp, ".u32", [o, lw.imm("b32", str(size))], "b32")
+    return lw.inst(ptx.MinOp, ".u32", [o, wrapped], "b32")  # o < size: o - size wraps above o
 
 
 def _lower_one(self: RoleLowering, op: Operation) -> None:
@@ -589,6 +660,15 @@ def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
     if op is lw.plan.loop and lw.role == "consumer" and lw.wgmma_in_flight:
         lw.emit(ptx.WgmmaWaitGroupOp(0))
         lw.wgmma_in_flight = False
+        in_flight, groups = lw.unreleased
+        if lw.goff is not None and in_flight:
+            # the batches still in flight at the loop's end read the tile's last groups; a
+            # persistent CTA's producer refills their stages for the next tile
+            last = lw.plan.tile_groups - 1
+            join = lw.when(lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred"))
+            for d in range(in_flight * groups - 1, -1, -1):
+                _arrive_empty(lw, lw.inst(ptx.AddOp, ".u32", [lw.goff, lw.imm("b32", str(last - d))], "b32"))
+            lw.join(join)
 
 
 def pairable(plan: Plan) -> bool:
@@ -656,8 +736,9 @@ def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
     g = lw.group_index(op)
     if op in plan.group_bytes:
         base, per = plan.group_of[op]
-        # Refill of a slot: wait until the consumers released the use S groups earlier.
-        if per or base >= plan.stages:
+        # Refill of a slot: wait until the consumers released the use S groups earlier (in a
+        # persistent CTA the prologue's groups too refill the slots of the tile before).
+        if per or base >= plan.stages or lw.goff is not None:
             S = plan.stages
             need = lw.inst(ptx.SetpOp, ".ge.u32", [g, lw.imm("b32", str(S))], "pred")
             join = lw.when(need)
@@ -677,7 +758,7 @@ def _p_copy(lw: RoleLowering, op: AsyncCopyOp) -> None:
     es = width(op.destination.type.element_type) // 8
     doff = lw.scalar(op.destination_offset)
     dbytes = lw.index_op("mul", doff, lw.idx_const(es))
-    daddr = lw.inst(ptx.AddOp, ".u32", [dst.base, lw.b32(dbytes)], "b32")
+    daddr = lw.inst(ptx.AddOp, ".u32", [dst.base, _ring_offset(lw, op.destination, lw.b32(dbytes))], "b32")
     mask = None
     if plan.args.index(op.source) in plan.multicast:
         # this CTA's half of the box, written into both CTAs of the pair
@@ -720,7 +801,7 @@ def _c_wait(lw: RoleLowering, op: AsyncWaitGroupOp) -> None:
         return
     g = lw.group_index(op)
     lw.spin_wait(lw.barrier("full", g), lw.parity(g))
-    lw.wait_group = g
+    lw.wait_group, lw.wait_local = g, lw.group_index(op, local=True) if lw.goff is not None else g
     lw.released = False
 
 
@@ -734,7 +815,7 @@ def _c_load(lw: RoleLowering, op: coop.LoadOp) -> None:
     buf = lw.vmap[op.pointer]
     es = width(t.element_type) // 8
     off = lw.index_op("mul", lw.scalar(op.offset), lw.idx_const(es))
-    addr = lw.inst(ptx.AddOp, ".u32", [buf.base, lw.b32(off)], "b32")
+    addr = lw.inst(ptx.AddOp, ".u32", [buf.base, _ring_offset(lw, op.pointer, lw.b32(off))], "b32")
     row_bytes = _const(op.stride) * es
     if t.use_value == Use.MatrixA:  # this consumer's rows start 64 * blocks * row_bytes further
         shift = lw.imm("b32", str((64 * lw.plan.blocks * row_bytes).bit_length() - 1))
@@ -889,12 +970,13 @@ def _commit_and_release(lw: RoleLowering, in_flight: int, groups: int = 1) -> No
     lw.emit(ptx.WgmmaCommitGroupOp())
     lw.emit(ptx.WgmmaWaitGroupOp(in_flight))
     lw.wgmma_in_flight = True
+    lw.unreleased = (in_flight, groups)
     if lw.released or lw.wait_group is None:
         return
     g, back = lw.wait_group, in_flight * groups
     pred = lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred")
-    if back:  # the first batches have no batch that far back
-        some = lw.inst(ptx.SetpOp, ".ge.u32", [g, lw.imm("b32", str(back))], "pred")
+    if back:  # the first batches of a tile have no batch of that tile so far back
+        some = lw.inst(ptx.SetpOp, ".ge.u32", [lw.wait_local, lw.imm("b32", str(back))], "pred")
         pred = lw.inst(ptx.AndOp, ".pred", [some, pred], "pred")
     join = lw.when(pred)
     for d in range(back + groups - 1, back - 1, -1):
@@ -1063,6 +1145,16 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             arg_regs[i] = cvta.outs[0]
             launch_params.append({"kind": "pointer", "arg": i})
 
+    grid_regs = {}
+    if plan.tile_groups:  # persistent: the dispatch grid the tiles come from
+        for d in "xy":
+            pname = f"{name}_grid_{d}"
+            params.append(pname)
+            ld = ptx.LdParamOp(pname)
+            cvt = ptx.CvtOp(".u32.u64", [ld.out], [ptx.B32])
+            prologue += [ld, cvt]
+            grid_regs[f"grid_{d}"] = cvt.outs[0]
+            launch_params.append({"kind": "grid", "dim": d})
     e = base.inst
     tid = base.special("%tid.x")
     wg = e(ptx.ShrOp, ".u32", [tid, base.imm("b32", "7")], "b32")
@@ -1093,19 +1185,20 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     else:
         base.emit(ptx.BarSyncOp(0))
         rank = peer = None
-    _remap_block_ids(base, options.raster_group, plan.cluster_m)
+    if not plan.tile_groups:
+        _remap_block_ids(base, options.raster_group, plan.cluster_m)
     is_prod = e(ptx.SetpOp, ".eq.u32", [wg, base.imm("b32", "0")], "pred")
     prod, cons = Block(), Block()
     base.emit(ptx.CbraOp(is_prod, prod, cons))
 
     # Consumer lane geometry: row = 64*blocks*(wg-1) + 16*warp + g, col = 2*q (wgmma D layout).
-    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane, rank=rank, peer=peer)
+    sh = dict(shared, smem=smem, full=full, empty=empty, lane=lane, rank=rank, peer=peer, **grid_regs)
 
     def role(kind: str, start: Block) -> None:
         blocks.append(start)
         lw = RoleLowering(fn, target, kind, plan, sh, blocks, prologue)
         lw.cur = start
-        lw.block_ids = base.block_ids
+        lw.block_ids = getattr(base, "block_ids", None)
         for i, arg in enumerate(args):
             if i in tmap_regs:
                 lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
@@ -1137,7 +1230,10 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             lw.sh["acc_col"] = lw.u64(col)
             lw.sh.update(consumer=c, warp=warp, g=g)
             lw.pair = options.sparse_batch == 2 and pairable(plan)
-        lw.lower_ops(fn.body.block)
+        if plan.tile_groups:
+            _tile_loop(lw, fn, options.raster_group)
+        else:
+            lw.lower_ops(fn.body.block)
 
     role("producer", prod)
     role("consumer", cons)
@@ -1147,7 +1243,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             entry.add_op(op)
         else:
             entry.insert_op_before(op, first)
-    launch = {"name": name, "block": [threads, 1, 1], "grid": "dispatch",
+    launch = {"name": name, "block": [threads, 1, 1],
+              "grid": "persistent" if plan.tile_groups else "dispatch",
               **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
               "dynamic_shared_bytes": plan.smem_bytes, "args": _arg_descs(fn),
               "params": launch_params}
@@ -1155,6 +1252,37 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
                         maxntid=[threads, 1, 1], tensor_maps=tmaps,
                         dynamic_shared=plan.smem_bytes, launch=json.dumps(launch),
                         cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None)
+
+
+def _tile_loop(lw: RoleLowering, fn: func.FuncOp, raster_group: int) -> None:
+    """A persistent CTA's role: `for (t = ctaid.x, n = 0; t < X * Y; t += nctaid.x, n++)` over
+    the dispatch grid's tiles (X, Y: the `grid` parameters), each the function body with the
+    workgroup ids of tile t (remapped as `_remap_block_ids`) and its groups numbered after the
+    n * G of the CTA's earlier tiles; then the function's return."""
+    e = lw.inst
+    nx, ny = lw.sh["grid_x"], lw.sh["grid_y"]
+    total = e(ptx.MulOp, ".lo.u32", [nx, ny], "b32")
+    header = lw.new_block(["b32", "b32"])
+    lw.emit(ptx.BraOp(header, [lw.special("%ctaid.x"), lw.imm("b32", "0")]))
+    lw.cur = header
+    t, n = header.args
+    body, exit_ = lw.new_block(), Block()
+    lw.emit(ptx.CbraOp(e(ptx.SetpOp, ".ge.u32", [t, total], "pred"), exit_, body))
+    lw.cur = body
+    _remap_block_ids(lw, raster_group, 1, (t, nx, ny))
+    lw.goff = e(ptx.MulOp, ".lo.u32", [n, lw.imm("b32", str(lw.plan.tile_groups))], "b32")
+    lw.rotation = lw.mod_stages(lw.goff)
+    ret = fn.body.block.last_op
+    for op in fn.body.block.ops:
+        if op is not ret:
+            lw.lower_op(op)
+    nt = e(ptx.AddOp, ".u32", [t, lw.special("%nctaid.x")], "b32")
+    nn = e(ptx.AddOp, ".u32", [n, lw.imm("b32", "1")], "b32")
+    lw.emit(ptx.BraOp(header, [nt, nn]))
+    lw.blocks.append(exit_)
+    lw.cur = exit_
+    lw.goff = None
+    lw.lower_op(ret)
 
 
 def _used_directly(fn: func.FuncOp, arg: SSAValue) -> bool:
@@ -1192,19 +1320,25 @@ def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
             "l2_promotion": "L2_256B", "oob_fill": "NONE"}
 
 
-def _remap_block_ids(lw: KernelLowering, group: int, cluster_m: int = 1) -> None:
+def _remap_block_ids(lw: KernelLowering, group: int, cluster_m: int = 1,
+                     tile: tuple[SSAValue, SSAValue, SSAValue] | None = None) -> None:
     """Workgroup ids (x, y) in grouped order: `group` consecutive y rows share each sweep of x.
     With clusters of `cluster_m` along y, whole clusters are remapped (the pair keeps x and
-    consecutive y)."""
+    consecutive y). `tile`: (linear tile index, grid x, grid y) of a persistent CTA's tile
+    instead of the CTA's own ids."""
     e = lw.inst
-    x, y = lw.special("%ctaid.x"), lw.special("%ctaid.y")
-    nx, ny = lw.special("%nctaid.x"), lw.special("%nctaid.y")
+    if tile is not None:
+        lin, nx, ny = tile
+    else:
+        x, y = lw.special("%ctaid.x"), lw.special("%ctaid.y")
+        nx, ny = lw.special("%nctaid.x"), lw.special("%nctaid.y")
     if cluster_m > 1:
         sh = lw.imm("b32", str(cluster_m.bit_length() - 1))
         y = e(ptx.ShrOp, ".u32", [y, sh], "b32")
         ny = e(ptx.ShrOp, ".u32", [ny, sh], "b32")
         group = max(1, group // cluster_m)
-    lin = e(ptx.MadOp, ".lo.u32", [y, nx, x], "b32")
+    if tile is None:
+        lin = e(ptx.MadOp, ".lo.u32", [y, nx, x], "b32")
     per = e(ptx.MulOp, ".lo.u32", [nx, lw.imm("b32", str(group))], "b32")
     gid = e(ptx.DivOp, ".u32", [lin, per], "b32")
     first = e(ptx.MulOp, ".lo.u32", [gid, lw.imm("b32", str(group))], "b32")

@@ -62,6 +62,10 @@ class CudaDevice(Device):
         self.ctx = self._call("cuDevicePrimaryCtxRetain", self.device)
         self._call("cuCtxSetCurrent", self.ctx)
         self.stream = self._call("cuStreamCreate", 0)
+        # a persistent kernel launches one CTA per multiprocessor (KernelLaunch.launch_grid)
+        self.multiprocessors = int(self._call(
+            "cuDeviceGetAttribute",
+            cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.device))
 
     # ---- driver calls ------------------------------------------------------------------
 
@@ -160,7 +164,9 @@ class CudaDevice(Device):
             raise DeviceError(f"no kernel '{kernel}' in the compiled module "
                               f"(has {', '.join(program.kernels)})")
         fn, launch = program.kernels[kernel]
-        values = param_bytes(launch, [int(b) for b in buffers], self._tensor_maps(launch, buffers))
+        values = param_bytes(launch, [int(b) for b in buffers], self._tensor_maps(launch, buffers),
+                             tuple(grid))
+        grid = launch.launch_grid(tuple(grid), self.multiprocessors)
         # kernelParams: a void*[] whose entry i points at parameter i's bytes (cuLaunchKernel)
         holders = [ctypes.create_string_buffer(v, len(v)) for v in values]
         array = (ctypes.c_void_p * max(len(holders), 1))(*[ctypes.addressof(h) for h in holders])

@@ -30,6 +30,7 @@ L2_PROMOTION = ("NONE", "L2_64B", "L2_128B", "L2_256B")
 OOB_FILL = ("NONE", "NAN_REQUEST_ZERO_FMA")
 TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap), CU_TENSOR_MAP_NUM_QWORDS = 16
 TENSOR_MAP_ALIGN = 64
+GRIDS = ("dispatch", "persistent")  # launch description "grid" rules (coopdialect.ptx.launch)
 
 
 class LaunchError(DeviceError):
@@ -43,6 +44,19 @@ class KernelLaunch:
     dynamic_shared_bytes: int
     args: list[dict[str, Any]]
     params: list[dict[str, Any]]
+    grid: str = "dispatch"
+
+    def launch_grid(self, dispatch: tuple[int, int, int], multiprocessors: int) -> tuple[int, int, int]:
+        """The CTAs to launch for a dispatch of `dispatch` workgroups: the dispatch itself, or
+        for a persistent kernel min(x * y, multiprocessors) CTAs along x (each loops over the
+        tiles; one CTA fits an SM). Raises LaunchError for a persistent dispatch with z > 1."""
+        x, y, z = (int(d) for d in dispatch)
+        if self.grid == "dispatch":
+            return x, y, z
+        if z != 1:
+            raise LaunchError(f"kernel '{self.name}' is persistent over a 2-D grid of tiles; "
+                              f"got a dispatch of {x}x{y}x{z}")
+        return max(1, min(x * y, multiprocessors)), 1, 1
 
 
 def parse_launch(desc: dict) -> dict[str, KernelLaunch]:
@@ -59,14 +73,19 @@ def parse_launch(desc: dict) -> dict[str, KernelLaunch]:
         if not (isinstance(block, list) and len(block) == 3
                 and all(isinstance(b, int) and b > 0 for b in block)):
             raise LaunchError(f"kernel '{name}': block must be three positive counts, got {block}")
-        if k.get("grid") != "dispatch":
+        if k.get("grid") not in GRIDS:
             raise LaunchError(f"kernel '{name}': grid {k.get('grid')!r} is not supported "
-                              "(only \"dispatch\")")
+                              f"(one of {', '.join(GRIDS)})")
         shared = k.get("dynamic_shared_bytes", 0)
         if not isinstance(shared, int) or shared < 0:
             raise LaunchError(f"kernel '{name}': dynamic_shared_bytes must be >= 0, got {shared}")
         args = k.get("args", [])
         for i, p in enumerate(k.get("params", [])):
+            if p.get("kind") == "grid":
+                if p.get("dim") not in ("x", "y", "z"):
+                    raise LaunchError(f"kernel '{name}': grid param {i} has dim {p.get('dim')!r} "
+                                      "(x, y or z)")
+                continue
             if not isinstance(p.get("arg"), int) or not 0 <= p["arg"] < len(args):
                 raise LaunchError(f"kernel '{name}': param {i} names argument {p.get('arg')} "
                                   f"of {len(args)}")
@@ -74,7 +93,8 @@ def parse_launch(desc: dict) -> dict[str, KernelLaunch]:
                 _check_tensor_map(name, i, p)
             elif p.get("kind") != "pointer":
                 raise LaunchError(f"kernel '{name}': param {i} has unknown kind {p.get('kind')!r}")
-        out[name] = KernelLaunch(name, tuple(block), shared, args, list(k.get("params", [])))
+        out[name] = KernelLaunch(name, tuple(block), shared, args, list(k.get("params", [])),
+                                 k["grid"])
     if not out:
         raise LaunchError("the launch description has no kernels")
     return out
@@ -140,15 +160,18 @@ def encode_args(p: dict, address: int) -> dict[str, Any]:
     }
 
 
-def param_bytes(launch: KernelLaunch, addresses: list[int], tensor_maps: dict[int, bytes]
-                ) -> list[bytes]:
+def param_bytes(launch: KernelLaunch, addresses: list[int], tensor_maps: dict[int, bytes],
+                dispatch: tuple[int, int, int] = (1, 1, 1)) -> list[bytes]:
     """The value of every `.entry` parameter in order: a pointer param is its argument's device
     address as a little-endian u64; a tensor_map param is the 128 bytes of its encoded
-    CUtensorMap (`tensor_maps[param index]`)."""
+    CUtensorMap (`tensor_maps[param index]`); a grid param (persistent kernels) is that
+    dimension of the `dispatch` grid, in workgroups, as a u64."""
     out = []
     for i, p in enumerate(launch.params):
         if p["kind"] == "pointer":
             out.append(struct.pack("<Q", addresses[p["arg"]]))
+        elif p["kind"] == "grid":
+            out.append(struct.pack("<Q", int(dispatch["xyz".index(p["dim"])])))
         else:
             tm = tensor_maps[i]
             if len(tm) != TENSOR_MAP_BYTES:
