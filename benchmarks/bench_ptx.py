@@ -38,7 +38,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "gpu"))
-PIPELINE = os.environ.get("COOP_BENCH_PIPELINE", "pipeline-coop-loads{stages=4},convert-coop-to-ptx")
+# Dense: a persistent CTA per SM (convert-coop-to-ptx's `persistent`): +2-4% over one CTA per
+# tile in the same process on the H200 (f16 8192^3 678 vs 637/670; docs/performance.md)
+PIPELINE = os.environ.get("COOP_BENCH_PIPELINE",
+                          "pipeline-coop-loads{stages=4},convert-coop-to-ptx{persistent=true}")
 # 2:4 stages are 42-44 KB (dense 48): five fit, and with two K steps per wgmma.sp batch
 # (convert-coop-to-ptx's sparse_batch=2, the default) the fifth keeps the copies ahead (H200,
 # 8192^3 f16: 4 stages 941-973, 5 stages 1002-1016 TFLOP/s; docs/performance.md)
