@@ -33,14 +33,20 @@ def lower(ir: str, stages: int, extra: str = ""):
     return m
 
 
-def _assembles_clean(tmp_path: Path, text: str) -> None:
+def _ptxas(tmp_path: Path, text: str) -> str:
+    """`ptxas -arch=sm_90a -v` on `text`: it must assemble without spilling; returns its report."""
     p = tmp_path / "k.ptx"
     p.write_text(text)
     r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     out = r.stdout + r.stderr
-    assert r.returncode == 0, out
-    assert "0 bytes spill stores, 0 bytes spill loads" in out, out
+    assert r.returncode == 0 and "0 bytes spill stores, 0 bytes spill loads" in out, out
+    return out
+
+
+def _assembles_clean(tmp_path: Path, text: str) -> None:
+    """As `_ptxas`, and the report holds nothing beyond the usage lines (no warning, no info)."""
+    out = _ptxas(tmp_path, text)
     noise = [ln for ln in out.splitlines()
              if not re.match(r"ptxas info\s+: (Compiling|Function properties|Used|Compile time|\d+ bytes gmem)", ln)
              and "bytes stack frame" not in ln]
@@ -66,11 +72,7 @@ def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stage
     assert text.count("wgmma.mma_async.sp.sync.aligned") == 2 * batch
     # no sparse batch stays in flight: the sp-meta registers are read while wgmma.sp runs
     assert "wgmma.wait_group.sync.aligned 1;" not in text
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0 and "0 bytes spill stores" in r.stdout + r.stderr, r.stdout + r.stderr
+    _ptxas(tmp_path, text)
     (k,) = describe(m)["kernels"]
     swz = {p["arg"]: p["swizzle"] for p in k["params"] if p["kind"] == "tensor_map"}
     # compressed A rows are K/2 values (64 bytes for f16 K=64 and for 8-bit K=128): 64B swizzle;
@@ -79,13 +81,7 @@ def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stage
 
 
 def _ptxas_registers(tmp_path: Path, text: str) -> int:
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
-                       capture_output=True, text=True)
-    out = r.stdout + r.stderr
-    assert r.returncode == 0 and "0 bytes spill stores, 0 bytes spill loads" in out, out
-    return int(re.search(r"Used (\d+) registers", out).group(1))
+    return int(re.search(r"Used (\d+) registers", _ptxas(tmp_path, text)).group(1))
 
 
 @pytest.mark.parametrize("kind,bm,bn,consumers", [("dense", 64, 256, 1), ("dense", 128, 256, 2),
@@ -255,11 +251,7 @@ def test_sparse_batch_pairs_iterations_of_an_even_constant_trip_count(tmp_path: 
     iteration per batch."""
     m = lower(sparse_gemm_wg_ir(256, 512, k, "f16"), 4 if k > 64 else 2)
     text = emit_ptx(m)
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0 and "0 bytes spill stores" in r.stdout + r.stderr, r.stdout + r.stderr
+    _ptxas(tmp_path, text)
     body = _staged_loop_text(text)
     lines = body.splitlines()
     mma = [i for i, ln in enumerate(lines) if "wgmma.mma_async.sp.sync.aligned" in ln]

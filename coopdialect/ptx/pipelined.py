@@ -435,7 +435,7 @@ def _tile_groups(plan: Plan) -> int:
             guard = op.parent_op()
             cmp = guard.cond.owner if isinstance(guard, scf.IfOp) else None
             add = cmp.lhs.owner if isinstance(cmp, arith.CmpiOp) else None
-            ok = (isinstance(add, arith.AddiOp) and cmp.predicate.value.data in (2, 6)  # slt, ult
+            ok = (isinstance(add, arith.AddiOp) and _predicate(cmp) in ("slt", "ult")
                   and (cmp.rhs is loop.ub or _const(cmp.rhs) == ub)
                   and {add.lhs, add.rhs} & {iv}
                   and _const(add.rhs if add.lhs is iv else add.lhs) == base * step)
@@ -443,6 +443,11 @@ def _tile_groups(plan: Plan) -> int:
                 raise _refuse(op, f"a persistent kernel needs the loop's copies guarded by "
                                   f"`iv + {base * step} < ub` (the form pipeline-coop-loads writes)")
     return trips
+
+
+def _predicate(cmp: arith.CmpiOp) -> str:
+    """The comparison's MLIR name (`slt`, `ult`, ...)."""
+    return arith.CMPI_COMPARISON_OPERATIONS[cmp.predicate.value.data]
 
 
 def _inside(op: Operation, ancestor: Operation) -> bool:
@@ -664,11 +669,8 @@ def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
         if lw.goff is not None and in_flight:
             # the batches still in flight at the loop's end read the tile's last groups; a
             # persistent CTA's producer refills their stages for the next tile
-            last = lw.plan.tile_groups - 1
-            join = lw.when(lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred"))
-            for d in range(in_flight * groups - 1, -1, -1):
-                _arrive_empty(lw, lw.inst(ptx.AddOp, ".u32", [lw.goff, lw.imm("b32", str(last - d))], "b32"))
-            lw.join(join)
+            last = lw.inst(ptx.AddOp, ".u32", [lw.goff, lw.imm("b32", str(lw.plan.tile_groups - 1))], "b32")
+            _release(lw, last, range(in_flight * groups - 1, -1, -1))
 
 
 def pairable(plan: Plan) -> bool:
@@ -973,16 +975,24 @@ def _commit_and_release(lw: RoleLowering, in_flight: int, groups: int = 1) -> No
     lw.unreleased = (in_flight, groups)
     if lw.released or lw.wait_group is None:
         return
-    g, back = lw.wait_group, in_flight * groups
+    back = in_flight * groups
+    # the first batches of a tile have no batch of that tile so far back
+    some = (lw.inst(ptx.SetpOp, ".ge.u32", [lw.wait_local, lw.imm("b32", str(back))], "pred")
+            if back else None)
+    _release(lw, lw.wait_group, range(back + groups - 1, back - 1, -1), some)
+    lw.released = True
+
+
+def _release(lw: RoleLowering, g: SSAValue, back, when: SSAValue | None = None) -> None:
+    """Free the stages of groups g - d for each d of `back` (oldest first): one arrival per
+    warp, by its lane 0 (and only `when` that predicate holds)."""
     pred = lw.inst(ptx.SetpOp, ".eq.u32", [lw.sh["lane"], lw.imm("b32", "0")], "pred")
-    if back:  # the first batches of a tile have no batch of that tile so far back
-        some = lw.inst(ptx.SetpOp, ".ge.u32", [lw.wait_local, lw.imm("b32", str(back))], "pred")
-        pred = lw.inst(ptx.AndOp, ".pred", [some, pred], "pred")
+    if when is not None:
+        pred = lw.inst(ptx.AndOp, ".pred", [when, pred], "pred")
     join = lw.when(pred)
-    for d in range(back + groups - 1, back - 1, -1):
+    for d in back:
         _arrive_empty(lw, lw.inst(ptx.SubOp, ".u32", [g, lw.imm("b32", str(d))], "b32") if d else g)
     lw.join(join)
-    lw.released = True
 
 
 def _arrive_empty(lw: RoleLowering, g: SSAValue) -> None:

@@ -61,8 +61,9 @@ class KernelLaunch:
 
 def parse_launch(desc: dict) -> dict[str, KernelLaunch]:
     """The kernels of a launch description, by name. Raises LaunchError for a wrong format or
-    version, a block that is not three positive counts, a grid other than "dispatch", a param
-    of unknown kind or naming a missing argument, or a tensor map with bad fields."""
+    version, a block that is not three positive counts, a grid rule other than those of GRIDS, a
+    param of unknown kind, naming a missing argument or (grid params) a dimension other than
+    x, y, z, or a tensor map with bad fields."""
     if desc.get("format") != FORMAT or desc.get("version") != VERSION:
         raise LaunchError(f"not a {FORMAT} version {VERSION} description "
                           f"(format {desc.get('format')!r}, version {desc.get('version')!r})")

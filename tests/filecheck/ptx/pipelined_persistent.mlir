@@ -27,6 +27,7 @@
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK: wgmma.wait_group.sync.aligned 1;
 // CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK-NEXT: add.u32
 // CHECK-NEXT: setp.eq.u32
 // CHECK-NEXT: @!{{%p[0-9]+}} bra
 // CHECK: mbarrier.arrive.shared::cta.b64
