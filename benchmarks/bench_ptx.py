@@ -18,8 +18,12 @@ dynamic shared memory), checks it (512³: bit-exact against the interpreter; lar
 bit-exact against torch on small-integer data, whose f32 sums are exact), times it with device
 events against torch.matmul / Triton's matmul / cuSPARSELt of the same operands in 5
 alternating rounds of 10 launches (the median of the round medians;
-`gpu_check_common.interleaved_medians`), and
-writes `ptx.json` rows (keys of benchmarks/results/ptx.json). The cuBLAS baseline is
+`gpu_check_common.interleaved_medians`), at 8192³ also each kernel back to back at the clock
+it sustains under the power cap (2 turns of 2.5 s each, the first second of each dropped,
+`gpu_check_common.sustained_medians`, SM clock sampled by nvidia-smi), and
+writes `ptx.json` rows (keys of benchmarks/results/ptx.json; the sustained figures as
+`sustained_tflops`, `sustained_baseline_tflops`, `sustained_ratio`, `sustained_clock_mhz`,
+`sustained_baseline_clock_mhz`). The cuBLAS baseline is
 the faster of `torch.matmul(A, Bt.T)` and `torch.matmul(A, B)` with B copied row-major: on the
 H200 the transposed-view call ran 15-25% slower in some sessions.
 """
@@ -48,6 +52,9 @@ PIPELINE = os.environ.get("COOP_BENCH_PIPELINE",
 SPARSE_PIPELINE = os.environ.get("COOP_BENCH_SPARSE_PIPELINE",
                                  "pipeline-coop-loads{stages=5},convert-coop-to-ptx")
 TILE_M, TILE_N = 128, 256
+# Sizes timed a second way too: each kernel run back to back at the clock it sustains under the
+# 700 W cap (`sustained_*` keys; gpu_check_common.sustained_medians)
+SUSTAINED_N = 8192
 
 
 def _coop_opt(path: str, target: str, pipeline: str = PIPELINE) -> str:
@@ -173,6 +180,29 @@ def _interleaved_ms(timers: dict) -> dict:
     return interleaved_medians(timers)
 
 
+def _sustained_ms(timers: dict) -> dict:
+    """timer -> (median ms with each kernel run back to back at the clock it sustains, median
+    SM clock in MHz or None); `gpu_check_common.sustained_medians`."""
+    from gpu_check_common import SmClock, sustained_medians
+    with SmClock() as clock:
+        got = sustained_medians(timers)
+    return {k: (ms, clock.median(w)) for k, (ms, w) in got.items()}
+
+
+def _sustained_keys(flop: float, ours: tuple, lib: tuple) -> dict:
+    """The sustained figures of a row (keys beside the interleaved `tflops`/`ratio`)."""
+    return dict(sustained_tflops=flop / ours[0] / 1e9, sustained_baseline_tflops=flop / lib[0] / 1e9,
+                sustained_ratio=lib[0] / ours[0], sustained_clock_mhz=ours[1],
+                sustained_baseline_clock_mhz=lib[1])
+
+
+def _sustained_text(keys: dict) -> str:
+    clk = lambda m: f"{m:.0f} MHz" if m else "clock ?"  # noqa: E731
+    return (f"  [sustained: {keys['sustained_tflops']:7.1f} at {clk(keys['sustained_clock_mhz'])}"
+            f" vs {keys['sustained_baseline_tflops']:7.1f} at {clk(keys['sustained_baseline_clock_mhz'])}"
+            f", ratio {keys['sustained_ratio']:.3f}]")
+
+
 def _torch_timer(fn):
     return lambda reps: _median_ms(fn, reps)
 
@@ -273,17 +303,24 @@ def run(root: str, out: str) -> None:
             ms = _interleaved_ms(timers)
             ours, lib = ms["ours"], min(ms["cublas_t"], ms["cublas"])
             flop = 2.0 * n ** 3
+            sus = {}
+            if n >= SUSTAINED_N:
+                st = _sustained_ms(timers)
+                sus = _sustained_keys(flop, st["ours"], min(st["cublas_t"], st["cublas"]))
             cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py "
                    f"run DIR  (coop-opt -p '{PIPELINE}' -t ptx)")
             base = dict(name=f"dense_{dt}", device=device, m=n, n=n, k=n, dtype=dt,
                         tflops=flop / ours / 1e9, exact=exact, command=cmd, date=date)
             rows.append(dict(base, baseline="torch.matmul (cuBLAS)",
-                             baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+                             baseline_tflops=flop / lib / 1e9, ratio=lib / ours, **sus))
             line += f"  coop {flop / ours / 1e9:7.1f} TFLOP/s  cuBLAS {flop / lib / 1e9:7.1f}  ratio {lib / ours:.3f}"
+            if sus:
+                line += _sustained_text(sus)
             if tri is not None:
                 tt = ms["triton"]
+                tsus = _sustained_keys(flop, st["ours"], st["triton"]) if sus else {}
                 rows.append(dict(base, baseline="triton", baseline_tflops=flop / tt / 1e9,
-                                 ratio=tt / ours))
+                                 ratio=tt / ours, **tsus))
                 line += f"  triton {flop / tt / 1e9:7.1f}  ratio {tt / ours:.3f}"
         lines.append(line)
         print(line, flush=True)
@@ -361,6 +398,12 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
     ms = _interleaved_ms(timers)
     ours = ms["ours"]
     lib = min(ms["dense"], ms.get("dense_t", ms["dense"]))
+    sus = csus = {}
+    if n >= SUSTAINED_N:
+        st = _sustained_ms(timers)
+        sus = _sustained_keys(flop, st["ours"], min(st["dense"], st.get("dense_t", st["dense"])))
+        if "cusparselt" in st:
+            csus = _sustained_keys(flop, st["ours"], st["cusparselt"])
     short = _short(dt)
     cmd = (f"python benchmarks/bench_ptx.py build DIR && python3 benchmarks/bench_ptx.py run DIR"
            f"  (coop-opt -p '{SPARSE_PIPELINE}' -t ptx)")
@@ -369,23 +412,27 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
     line += f"  coop {flop / ours / 1e9:7.1f} dense-equivalent TFLOP/s"
     if dt == "f16":
         rows.append(dict(base, name="sparse24_f16_vs_dense", baseline="torch.matmul (cuBLAS, dense)",
-                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours, **sus))
         line += f"  dense cuBLAS {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
+        if sus:
+            line += _sustained_text(sus)
         if "cusparselt" in ms:
             cs = ms["cusparselt"]
             rows.append(dict(base, name="sparse24_f16", baseline=f"cuSPARSELt ({sp_backend})",
-                             baseline_tflops=flop / cs / 1e9, ratio=cs / ours))
+                             baseline_tflops=flop / cs / 1e9, ratio=cs / ours, **csus))
             line += f"  cuSPARSELt[{sp_backend}, exact {sp_ok}] {flop / cs / 1e9:7.1f} ratio {cs / ours:.3f}"
         else:
             line += f"  cuSPARSELt {sp_backend}"
     elif dt == "si8":
         rows.append(dict(base, name="sparse24_s8", baseline="torch._int_mm (dense s8)",
-                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours, **sus))
         line += f"  dense _int_mm {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
     else:
         rows.append(dict(base, name="sparse24_e4m3", baseline="torch._scaled_mm (dense e4m3)",
-                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours))
+                         baseline_tflops=flop / lib / 1e9, ratio=lib / ours, **sus))
         line += f"  dense _scaled_mm {flop / lib / 1e9:7.1f} ratio {lib / ours:.3f}"
+    if sus and dt != "f16":
+        line += _sustained_text(sus)
     return line
 
 

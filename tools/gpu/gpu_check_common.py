@@ -99,6 +99,79 @@ def interleaved_medians(timers: dict[str, Callable[[int], float]], rounds: int =
     return {k: statistics.median(v) for k, v in per.items()}
 
 
+def sustained_medians(timers: dict[str, Callable[[int], float]], seconds: float = 2.5,
+                      settle: float = 1.0, cycles: int = 2
+                      ) -> dict[str, tuple[float, list[tuple[float, float]]]]:
+    """Each timer's median result (a timer maps a launch count to the median time of that many
+    launches) while its kernel runs back to back for `seconds`, after the first `settle`
+    seconds of each such block; the timers take turns in `cycles` blocks each.
+
+    Returns timer -> (median, the measured (start, end) windows in host time, for
+    `SmClock.median`). Under the H200's 700 W cap a kernel's clock follows the power it draws,
+    with about a second's lag: in `interleaved_medians`' 10-launch turns every kernel runs at
+    the clock the whole mix sets, while here each kernel is measured at the clock it sustains
+    on its own, as in a loop of that product."""
+    import statistics
+    import time
+
+    per: dict[str, list[float]] = {k: [] for k in timers}
+    windows: dict[str, list[tuple[float, float]]] = {k: [] for k in timers}
+    for _ in range(cycles):
+        for k, t in timers.items():
+            t0 = time.time()
+            while (s0 := time.time()) - t0 < seconds:
+                v = t(20)
+                if s0 - t0 >= settle:
+                    per[k].append(v)
+            windows[k].append((t0 + settle, time.time()))
+    return {k: (statistics.median(v), windows[k]) for k, v in per.items()}
+
+
+class SmClock:
+    """`nvidia-smi` sampling the SM clock every 50 ms in the background (a context manager);
+    `median(windows)` is the median clock of the samples inside the (start, end) host-time
+    windows, or None where nvidia-smi is missing or took no sample there."""
+
+    def __init__(self):
+        self.samples: list[tuple[float, float]] = []
+        self._proc = None
+
+    def __enter__(self) -> "SmClock":
+        import shutil
+        import subprocess
+        import tempfile
+
+        if shutil.which("nvidia-smi"):
+            self._file = tempfile.TemporaryFile("w+")
+            self._proc = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=timestamp,clocks.sm", "--format=csv,noheader,nounits",
+                 "-lms", "50"], stdout=self._file, stderr=subprocess.DEVNULL)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import datetime
+
+        if self._proc is None:
+            return
+        self._proc.terminate()
+        self._proc.wait()
+        self._file.seek(0)
+        for line in self._file:
+            stamp, _, mhz = line.partition(",")
+            try:  # nvidia-smi prints local time, as time.time() is read back here
+                t = datetime.datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                self.samples.append((t, float(mhz)))
+            except ValueError:
+                continue
+        self._file.close()
+
+    def median(self, windows: list[tuple[float, float]]) -> float | None:
+        import statistics
+
+        got = [m for t, m in self.samples if any(a <= t <= b for a, b in windows)]
+        return statistics.median(got) if got else None
+
+
 def timed(f: Callable[[], object], reps: int) -> float:
     """Seconds per call of `f` on the current CUDA stream (one warm-up call, then `reps`)."""
     import torch
