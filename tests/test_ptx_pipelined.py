@@ -308,3 +308,68 @@ def test_persistent_kernel_needs_the_guarded_copies_of_the_staging_pass() -> Non
     bad = text.replace(guard.group(0), guard.group(0).replace("cmpi slt", "cmpi sle", 1), 1)
     with pytest.raises(Exception, match=r"guarded by `iv \+ 128 < ub`"):
         api.run_pipeline(api.parse(bad), "convert-coop-to-ptx{persistent=true}")
+
+
+def _prmt(a: int, b: int, sel: int) -> int:
+    """`prmt.b32 d, a, b, c` in the default mode (PTX ISA 9.7.8.7): byte i of d is byte
+    c[4i+2:4i] of {b, a} (a = bytes 0-3), or that byte's sign replicated when c[4i+3] is set."""
+    pool = [(a >> 8 * i) & 255 for i in range(4)] + [(b >> 8 * i) & 255 for i in range(4)]
+    out = 0
+    for i in range(4):
+        c = (sel >> 4 * i) & 15
+        byte = pool[c & 7]
+        out |= ((255 if byte & 128 else 0) if c & 8 else byte) << 8 * i
+    return out
+
+
+def _value(v, loads: dict) -> int:
+    """The .b32 value of `v`, from the instructions that compute it (the sp-meta words' chain:
+    shared-memory loads given by `loads`, immediates, and/or/shl/shr/prmt)."""
+    from coopdialect.dialects import ptx
+
+    op = v.owner
+    if isinstance(op, ptx.LdOp):
+        return loads[v]
+    if isinstance(op, ptx.MovImmOp):
+        return int(op.imm.data, 0) & 0xFFFFFFFF
+    x = [_value(a, loads) for a in op.args]
+    r = {ptx.AndOp: lambda: x[0] & x[1], ptx.OrOp: lambda: x[0] | x[1],
+         ptx.ShlOp: lambda: x[0] << x[1], ptx.ShrOp: lambda: x[0] >> x[1],
+         ptx.PrmtOp: lambda: _prmt(*x)}[type(op)]()
+    return r & 0xFFFFFFFF
+
+
+@pytest.mark.parametrize("dt,rows_apart", [("f16", 8), ("s8", 0), ("e4m3", 0)])
+def test_sparse_meta_words_pack_the_metadata_bytes_as_the_spec_says(dt: str, rows_apart: int) -> None:
+    """Every sp-meta operand of the pipeline's wgmma.mma_async.sp, evaluated from the two
+    metadata words it loads (random bytes; one byte per 4-chunk, low nibble significant, as
+    `sparse_mma` keeps them): chunk j of the first word at bits 4j, of the second at 16 + 4j
+    (ptx-wgmma-sparse.md section 3: f16 rows r and r + 8 of the lane, 8-bit types chunks 0-3
+    and 4-7 of one row), whatever the bytes' high nibbles hold."""
+    import random
+
+    from coopdialect.dialects import ptx
+
+    m = lower(sparse_gemm_wg_ir(256, 512, 1024, dt), 3)
+    rng = random.Random(7)
+    nib16 = lambda w: sum(((w >> 8 * j) & 15) << 4 * j for j in range(4))  # noqa: E731
+    mmas = [op for op in m.walk() if isinstance(op, ptx.WgmmaMmaAsyncSpOp)]
+    assert mmas
+    for mma in mmas:
+        meta = mma.args[mma.a_count.data + 1]
+        chain = [meta]
+        lds = []
+        while chain:
+            v = chain.pop()
+            if isinstance(v.owner, ptx.LdOp):
+                lds.append(v.owner)
+            elif isinstance(v.owner, ptx.PtxInst):
+                chain.extend(v.owner.args)
+        x, y = sorted({id(o): o for o in lds}.values(), key=lambda o: o.offset.data)
+        assert x.addr is y.addr and x.mods.data == y.mods.data == ".shared.b32"
+        # f16: a stage's metadata rows are K/4 = 16 bytes (one byte a chunk); 8-bit: the next word
+        assert y.offset.data - x.offset.data == (rows_apart * 16 if rows_apart else 4)
+        for _ in range(50):
+            loads = {x.results[0]: rng.getrandbits(32), y.results[0]: rng.getrandbits(32)}
+            want = nib16(loads[x.results[0]]) | nib16(loads[y.results[0]]) << 16
+            assert _value(meta, loads) == want
