@@ -153,6 +153,11 @@ class Plan:
     tile_groups: int = 0  # persistent: the groups one tile fills (0: not persistent)
 
 
+def _bytes(t: MemRefType) -> int:
+    """Bytes of a workgroup buffer (its S stages together)."""
+    return width(t.element_type) // 8 * t.element_count()
+
+
 def _refuse(op: Operation, why: str):
     # a CoopError: `file:line:col: error: ...` at the op (the staged loop's location)
     return CoopError(op, f"the staged form lowers only to a warp-specialized wgmma pipeline "
@@ -240,10 +245,7 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
                               f"{launch_registers(consumers)} (fewer rows or columns)")
     offsets, off = {}, 0
     for b in buffers:
-        t = b.result.type
-        size = width(t.element_type) // 8
-        for d in t.get_shape():
-            size *= d
+        size = _bytes(b.result.type)
         offsets[b] = off
         off += -(-size // 1024) * 1024
     barrier_offset = off
@@ -291,9 +293,7 @@ def _packing(copies: list[AsyncCopyOp], rows: int, cols: int, swz: int, t: MemRe
     es = width(t.element_type) // 8
     if swz or any(_const(cp.source_stride) != cols for cp in copies):
         return 1
-    total = 1
-    for d in t.get_shape():
-        total *= d
+    total = t.element_count()
     f = 1
     while (2 * f * cols * es <= PACKED_ROW_BYTES and rows % (2 * f) == 0
            and total % (2 * f * cols) == 0
@@ -619,10 +619,7 @@ def _alloc(lw: RoleLowering, op: AllocWorkgroupOp) -> None:
     addr = lw.inst(ptx.AddOp, ".u32", [base, lw.imm("b32", str(off))], "b32") if off else base
     lw.vmap[op.result] = Buf(op.result.type, addr, "shared")
     if lw.goff is not None:  # persistent: the ring's slot k holds group k mod S of all tiles
-        t = op.result.type
-        size = width(t.element_type) // 8
-        for d in t.get_shape():
-            size *= d
+        size = _bytes(op.result.type)
         rot = lw.inst(ptx.MulOp, ".lo.u32", [lw.rotation, lw.imm("b32", str(size // lw.plan.stages))], "b32")
         lw.ring[op.result] = (rot, size)
 
@@ -1311,9 +1308,7 @@ def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
     copies = [u.operation for u in fn.args[i].uses if isinstance(u.operation, AsyncCopyOp)]
     stride = _const(copies[0].source_stride)
     es = width(t.element_type) // 8
-    total = 1
-    for d in t.get_shape():
-        total *= d
+    total = t.element_count()
     if total % stride:
         raise op_error(copies[0], f"the source stride {stride} does not divide the argument's "
                                   f"{total} elements (no 2-D tensor map)")
