@@ -39,6 +39,12 @@ registry header (KhronosGroup/Vulkan-Headers include/vulkan/vulkan_core.h):
   VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV = 1000593001
   VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV = 1000593002
   VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO = 1000225001
+  VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000
+  VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR                                 = 1000269001
+  VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR                = 1000269002
+  VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR                      = 1000269003
+  VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR                 = 1000269004
+  VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR                       = 0x00000040
 
 Environment: ``VK_RUNNER_VALIDATION=1`` enables VK_LAYER_KHRONOS_validation when present
 (same as ``VulkanContext(validation=True)``).  The loader is found as libvulkan.so.1 (or
@@ -167,13 +173,14 @@ WANTED_DEVICE_EXTENSIONS = (
     "VK_NV_cooperative_matrix2",
     "VK_KHR_pipeline_executable_properties",  # pipeline_statistics(): registers, memory, ...
 )
-# VK_KHR_pipeline_executable_properties (Vulkan registry, vk.xml)
+# VK_KHR_pipeline_executable_properties (vulkan_core.h; listed in the module docstring)
 ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000
 ST_PIPELINE_INFO_KHR = 1000269001
 ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR = 1000269002
 ST_PIPELINE_EXECUTABLE_INFO_KHR = 1000269003
 ST_PIPELINE_EXECUTABLE_STATISTIC_KHR = 1000269004
 VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR = 0x40
+# VkPipelineExecutableStatisticFormatKHR: BOOL32, INT64, UINT64, FLOAT64 -> the value union's member
 _STATISTIC_FORMATS = {0: "b32", 1: "i64", 2: "u64", 3: "f64"}
 
 # Features never enabled even when supported (they change behaviour or need special setup).
