@@ -519,6 +519,7 @@ class RoleLowering(KernelLowering):
         self.rotation: SSAValue | None = None  # persistent: (t * G) mod S
         self.ring: dict[SSAValue, tuple[SSAValue, int]] = {}  # buffer -> (rotation bytes, bytes)
         self.unreleased = (0, 1)  # (batches in flight, groups a batch) after the last commit
+        self.block_ids: dict[str, SSAValue] | None = None  # remapped workgroup ids (x, y)
 
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
@@ -1207,7 +1208,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         blocks.append(start)
         lw = RoleLowering(fn, target, kind, plan, sh, blocks, prologue)
         lw.cur = start
-        lw.block_ids = getattr(base, "block_ids", None)
+        lw.block_ids = None if plan.tile_groups else base.block_ids  # persistent: per tile
         for i, arg in enumerate(args):
             if i in tmap_regs:
                 lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
@@ -1361,7 +1362,7 @@ def _remap_block_ids(lw: KernelLowering, group: int, cluster_m: int = 1,
 
 
 def _block_id(lw: RoleLowering, op: cgpu.BlockIdOp) -> None:
-    ids = getattr(lw, "block_ids", None)
+    ids = lw.block_ids
     if ids is not None and op.dim in ids:
         lw.vmap[op.result] = Scalar(IndexType(), reg=ids[op.dim])
         return
