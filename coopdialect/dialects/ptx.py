@@ -32,7 +32,6 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
     var_result_def,
-    var_successor_def,
 )
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -196,6 +195,24 @@ SetpOp = _inst("SetpOp", "setp", "`setp.CMP.TYPE p, a, b` (9.7.6.1): result is a
 SelpOp = _inst("SelpOp", "selp", "`selp.TYPE d, a, b, p`: d = p ? a : b.")
 PrmtOp = _inst("PrmtOp", "prmt", "`prmt.b32 d, a, b, sel` (9.7.8.7): byte permute; sel register.")
 MovOp = _inst("MovOp", "mov", "`mov` of a register, or pack/unpack `{a,b}` (see `ptx.pack`).")
+
+
+@irdl_op_definition
+class PrmtIntoOp(PtxOp):
+    """`prmt.b32 INTO, a, b, sel` (9.7.8.7) whose result is the next value of the register
+    `into` (printed as that register, as a wgmma accumulator result is): a value that must stay
+    in one register across a loop's back edge, which a block-argument copy would move. The 2:4
+    pipeline keeps the sp-meta words of a batch still in flight this way (`pipelined._c_mma_sp`)."""
+
+    name = "ptx.prmt_into"
+    args = var_operand_def(RegType)
+    into = operand_def(RegType)
+    out = result_def(RegType)
+    mods = prop_def(StringAttr)
+
+    def __init__(self, mods: str, args: Sequence[SSAValue], into: SSAValue):
+        super().__init__(operands=[list(args), into], result_types=[into.type],
+                         properties={"mods": StringAttr(mods)})
 
 
 @irdl_op_definition
@@ -669,7 +686,7 @@ class SetmaxnregOp(PtxOp):
 PTX = Dialect(
     "ptx",
     [KernelOp, SharedDeclOp, AddOp, SubOp, MulOp, MadOp, FmaOp, DivOp, RemOp, NegOp, MinOp, MaxOp,
-     AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, MovOp,
+     AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, PrmtIntoOp, MovOp,
      MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
      CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierTryWaitParityOp,

@@ -16,7 +16,7 @@ widening, int-to-float) sign- or zero-extend first.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, scf
@@ -590,12 +590,15 @@ def _float_binary(lw: KernelLowering, op: Operation) -> None:
     lw.vmap[op.result] = Scalar(t, reg=d)
 
 
-def open_loop(lw: KernelLowering, op: scf.ForOp) -> tuple[Block, SSAValue, list, Block]:
+def open_loop(lw: KernelLowering, op: scf.ForOp,
+              extra: Sequence[SSAValue] = ()) -> tuple[Block, SSAValue, list, Block]:
     """The header of `op`'s loop: (header, induction variable, carried values, exit block),
-    with lw.cur at the start of the body; the body's yield branches back to the header."""
+    with lw.cur at the start of the body; the body's yield branches back to the header. The
+    registers `extra` are carried too, after the loop's own values: the header's last
+    len(extra) arguments, which the back edge must pass."""
     lb, ub = lw.scalar(op.lb), lw.scalar(op.ub)
     inits = [lw.vmap[v] for v in op.iter_args]
-    flat = [lw.reg(lb)] + [r for v in inits for r in lw.flatten(v)]
+    flat = [lw.reg(lb)] + [r for v in inits for r in lw.flatten(v)] + list(extra)
     header = lw.new_block([ptx.reg_kind(r) for r in flat])
     lw.emit(ptx.BraOp(header, flat))
     body, exit_ = lw.new_block(), Block()
@@ -605,7 +608,8 @@ def open_loop(lw: KernelLowering, op: scf.ForOp) -> tuple[Block, SSAValue, list,
     p = lw.inst(ptx.SetpOp, ".ge.s64", [iv, lw.reg(ub)], "pred")
     lw.emit(ptx.CbraOp(p, exit_, body))
     lw.cur = body
-    return header, iv, lw.unflatten(inits, list(header.args[1:])), exit_
+    own = list(header.args[1:len(header.args) - len(extra)])
+    return header, iv, lw.unflatten(inits, own), exit_
 
 
 @rule(scf.ForOp)

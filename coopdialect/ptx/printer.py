@@ -7,7 +7,8 @@ order (`%p` pred, `%h` b16, `%r` b32, `%rd` b64, `%f` f32, `%fd` f64), blocks ar
 
 Out of SSA: a `ptx.bra` with successor operands becomes register copies (a parallel copy, through
 temporaries where a source is also a destination) in front of the branch. A `wgmma.mma_async`
-result shares the register of its accumulator operand (the instruction reads and writes it).
+result shares the register of its accumulator operand (the instruction reads and writes it), and
+a `ptx.prmt_into` result the register of its `into` operand.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def _inst_text(op: Operation, n: _Names) -> str:
     if isinstance(op, ptx.PtxInst):
         regs = [n[v] for v in (*op.outs, *op.args)]
         return f"{op.OPCODE}{op.mods.data} {', '.join(regs)};"
+    if isinstance(op, ptx.PrmtIntoOp):
+        return f"prmt{op.mods.data} {', '.join(n[v] for v in (op.out, *op.args))};"
     if isinstance(op, ptx.MovImmOp):
         return f"mov{op.mods.data} {n[op.out]}, {op.imm.data};"
     if isinstance(op, ptx.MovSpecialOp):
@@ -157,6 +160,9 @@ class _KernelPrinter:
                 if isinstance(op, ptx.WgmmaMmaAsyncOp | ptx.WgmmaMmaAsyncSpOp):  # in-out acc
                     for res, acc in zip(op.outs, op.acc):
                         self.names.names[res] = self.names[acc]
+                    continue
+                if isinstance(op, ptx.PrmtIntoOp):  # written into its `into` register
+                    self.names.names[op.out] = self.names[op.into]
                     continue
                 for res in op.results:
                     self.names.define(res)
