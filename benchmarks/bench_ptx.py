@@ -10,9 +10,8 @@ python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (car
 `sparse_gemm_f16_tiles_wg.mlir`'s kernels at that size (the 2:4 kernels take their metadata in
 tile order, `gen_gemm_wg.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
 `tools/gpu/gen_gemm_wg.py`), the PTX and launch description of
-`coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx' -t ptx` (2:4 kernels:
-`stages=5`), and for the
-512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
+`coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx{persistent=true}' -t ptx`
+(dense and 2:4 alike), and for the 512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
 kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's tensor maps and
 dynamic shared memory), checks it (512³: bit-exact against the interpreter; large sizes:
 bit-exact against torch on small-integer data, whose f32 sums are exact), times it with device
@@ -46,11 +45,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "tools", "gpu"))
 # tile in the same process on the H200 (f16 8192^3 678 vs 637/670; docs/performance.md)
 PIPELINE = os.environ.get("COOP_BENCH_PIPELINE",
                           "pipeline-coop-loads{stages=4},convert-coop-to-ptx{persistent=true}")
-# 2:4 stages are 42-44 KB (dense 48): five fit, and with two K steps per wgmma.sp batch
-# (convert-coop-to-ptx's sparse_batch=2, the default) the fifth keeps the copies ahead (H200,
-# 8192^3 f16: 4 stages 941-973, 5 stages 1002-1016 TFLOP/s; docs/performance.md)
-SPARSE_PIPELINE = os.environ.get("COOP_BENCH_SPARSE_PIPELINE",
-                                 "pipeline-coop-loads{stages=5},convert-coop-to-ptx")
+# 2:4: the same. With one wgmma.sp batch in flight (convert-coop-to-ptx's default sparse_batch=1,
+# sparse_in_flight=1) the consumers hold two stages, and four keep the copies ahead (H200, 8192^3
+# f16: 4 stages 1075-1107 TFLOP/s, 5 stages 1030-1075, 3 stages 782; docs/performance.md)
+SPARSE_PIPELINE = os.environ.get("COOP_BENCH_SPARSE_PIPELINE", PIPELINE)
 TILE_M, TILE_N = 128, 256
 # Sizes timed a second way too: each kernel run back to back at the clock it sustains under the
 # 700 W cap (`sustained_*` keys; gpu_check_common.sustained_medians)

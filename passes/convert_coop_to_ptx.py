@@ -65,14 +65,19 @@ class ConvertCoopToPtxPass(ModulePass):
     beside the producer, capped at 232: 40 / 232 with two consumer warpgroups) and `raster-group` (tile
     rows per sweep of the remapped workgroup ids; 16 measured best on the H200: sparse f16 8192³
     930.6 TFLOP/s vs 885.4 with 8, 785 with 4; dense equal with 8 and 16), `cluster-m` (1 or 2
-    CTAs per cluster, multicasting shared tiles; 2 measured slower) and `sparse-batch` (K steps
+    CTAs per cluster, multicasting shared tiles; 2 measured slower), `sparse-batch` (K steps
     of a 2:4 product per wgmma-group — the `wgmma.mma_async.sp` one `wgmma.commit_group`
-    closes (PTX ISA 9.7.15.6), 1 or 2: with 2 the consumers run a loop of
-    constant, even trip count two iterations at a time; see `pipelined._paired_for`) and
+    closes (PTX ISA 9.7.15.6), 1 or 2: with 2 the consumers run a loop of constant, even trip
+    count two iterations at a time; see `pipelined._unrolled_for`), `sparse-in-flight` (0 or 1:
+    2:4 batches left running at each `wgmma.wait_group`; with 1 a trip of the consumers' loop
+    runs two batches and keeps each batch's sp-meta registers live until the wait that retires
+    it; a trip count that does not allow it falls back, `pipelined.sparse_schedule`; the default
+    1 with sparse-batch 1 measured best on the H200: sparse f16 8192³ at 4 stages 1095-1106
+    TFLOP/s against 1003-1021 for sparse-batch 2 with none in flight at 5 stages) and
     `persistent` (one CTA per multiprocessor loops over the dispatch's tiles, the producer
     filling the next tile's stages while the consumers store the last; launch grid rule
-    "persistent", `pipelined._tile_loop`; measured on the H200: dense +2-4%, 2:4 at 5 stages
-    with sparse-batch 2 slower, so off by default and used by the dense benchmark).
+    "persistent", `pipelined._tile_loop`; measured on the H200: dense +2-4%, 2:4 +1-2%; off by
+    default, since the host must pass the dispatch grid, and used by both benchmarks).
     """
 
     name = "convert-coop-to-ptx"
@@ -81,7 +86,8 @@ class ConvertCoopToPtxPass(ModulePass):
     consumer_registers: int = 0
     raster_group: int = 16
     cluster_m: int = 1
-    sparse_batch: int = 2
+    sparse_batch: int = 1
+    sparse_in_flight: int = 1
     persistent: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -99,8 +105,13 @@ class ConvertCoopToPtxPass(ModulePass):
         if self.sparse_batch not in (1, 2):
             raise CoopError(None, f"convert-coop-to-ptx: sparse-batch must be 1 or 2, got "
                                   f"{self.sparse_batch}", where="<command line>")
-        options = Options(self.producer_registers, self.consumer_registers, self.raster_group,
-                          self.cluster_m, self.sparse_batch, self.persistent)
+        if self.sparse_in_flight not in (0, 1):
+            raise CoopError(None, f"convert-coop-to-ptx: sparse-in-flight must be 0 or 1, got "
+                                  f"{self.sparse_in_flight}", where="<command line>")
+        options = Options(producer_registers=self.producer_registers,
+                          consumer_registers=self.consumer_registers, raster_group=self.raster_group,
+                          cluster_m=self.cluster_m, sparse_batch=self.sparse_batch,
+                          sparse_in_flight=self.sparse_in_flight, persistent=self.persistent)
         if "ptx.target" in op.attributes:
             raise CoopError(op, "is already lowered to PTX: convert-coop-to-ptx found nothing to lower")
         callees = inlined_functions(op)  # DecodeFunc/CombineFunc/Func: inlined, not kernels

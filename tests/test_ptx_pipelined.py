@@ -62,16 +62,19 @@ def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
     _assembles_clean(tmp_path, emit_ptx(m))
 
 
-@pytest.mark.parametrize("dt,stages,batch", [("f16", 4, 1), ("bf16", 3, 2), ("e4m3", 5, 2),
-                                             ("s8", 2, 1), ("f16", 5, 2)])
+@pytest.mark.parametrize("dt,stages,batch,flight", [("f16", 4, 1, 1), ("bf16", 3, 2, 0),
+                                                    ("e4m3", 5, 2, 0), ("s8", 2, 1, 1),
+                                                    ("f16", 5, 2, 0), ("e4m3", 4, 1, 1),
+                                                    ("f16", 4, 1, 0), ("bf16", 5, 2, 1)])
 def test_sparse_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
-                                                  batch: int) -> None:
-    m = lower(sparse_gemm_wg_ir(256, 512, 512, dt), stages, f"{{sparse_batch={batch}}}")
+                                                  batch: int, flight: int) -> None:
+    m = lower(sparse_gemm_wg_ir(256, 512, 512, dt), stages,
+              f"{{sparse_batch={batch} sparse_in_flight={flight}}}")
     text = emit_ptx(m)
-    # K step / instruction K per loop iteration, two iterations per batch with sparse_batch=2
-    assert text.count("wgmma.mma_async.sp.sync.aligned") == 2 * batch
-    # no sparse batch stays in flight: the sp-meta registers are read while wgmma.sp runs
-    assert "wgmma.wait_group.sync.aligned 1;" not in text
+    # K step / instruction K per loop iteration; a trip runs batch x (1 + in flight) iterations
+    assert text.count("wgmma.mma_async.sp.sync.aligned") == 2 * batch * (1 + flight)
+    # a sparse batch stays in flight only where the loop keeps its sp-meta registers live
+    assert ("wgmma.wait_group.sync.aligned 1;" in text) == bool(flight)
     _ptxas(tmp_path, text)
     (k,) = describe(m)["kernels"]
     swz = {p["arg"]: p["swizzle"] for p in k["params"] if p["kind"] == "tensor_map"}
@@ -113,7 +116,7 @@ def test_256_rows_are_two_blocks_per_consumer() -> None:
     assert ".maxntid 384, 1, 1" in dense
     assert dense.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 2 * 64 // 16
     sparse = emit_ptx(lower(sparse_gemm_wg_ir(512, 256, 128, "f16", TM=256, TN=128), 2,
-                            "{sparse_batch=1}"))
+                            "{sparse_batch=1 sparse_in_flight=0}"))
     assert sparse.count("wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16") == 2 * 64 // 32
     # metadata rows are 16 bytes: the second block's words are 64 rows = 1024 bytes further
     offsets = {int(o) for o in re.findall(r"ld\.shared\.b32 %r\d+, \[%r\d+\+(\d+)\];", sparse)}
@@ -249,7 +252,8 @@ def test_sparse_batch_pairs_iterations_of_an_even_constant_trip_count(tmp_path: 
     four wgmma.mma_async.sp of both K steps issued after both iterations' sp-meta words are
     loaded, then `wait_group 0` and both stages released; an odd trip count keeps one
     iteration per batch."""
-    m = lower(sparse_gemm_wg_ir(256, 512, k, "f16"), 4 if k > 64 else 2)
+    m = lower(sparse_gemm_wg_ir(256, 512, k, "f16"), 4 if k > 64 else 2,
+              "{sparse_batch=2 sparse_in_flight=0}")
     text = emit_ptx(m)
     _ptxas(tmp_path, text)
     body = _staged_loop_text(text)
@@ -269,13 +273,115 @@ def test_sparse_batch_pairs_iterations_of_an_even_constant_trip_count(tmp_path: 
     assert len(arrives) == (2 if paired else 1)
 
 
+_META = re.compile(r"\}, %rd\d+, %rd\d+, (%r\d+), ")  # the sp-meta operand of wgmma.mma_async.sp
+
+
+@pytest.mark.parametrize("k,in_flight", [(512, True), (64 * 7, False), (64, False)])
+def test_sparse_in_flight_keeps_one_batch_running(tmp_path: Path, k: int, in_flight: bool) -> None:
+    """sparse_in_flight=1 with sparse_batch=1 (the defaults): a loop of constant, even trip count
+    runs two iterations per trip, each batch closed by `wait_group 1`; after each wait the
+    other batch's sp-meta words (the one it retired) are stored to shared memory, so they stay in
+    their registers until then; the second batch's words are the registers the loop carries,
+    written in place (no copy). An odd trip count keeps `wait_group 0`."""
+    m = lower(sparse_gemm_wg_ir(256, 512, k, "f16"), 4 if k > 64 else 2)
+    text = emit_ptx(m)
+    _ptxas(tmp_path, text)
+    body = _staged_loop_text(text)
+    lines = [ln.strip() for ln in body.splitlines()]
+    mma = [i for i, ln in enumerate(lines) if ln.startswith("wgmma.mma_async.sp.sync.aligned")]
+    if not in_flight:
+        assert len(mma) == 2 and "wgmma.wait_group.sync.aligned 1;" not in body
+        assert lines[mma[-1] + 2] == "wgmma.wait_group.sync.aligned 0;"
+        return
+    assert len(mma) == 4
+    words = [_META.search(lines[i]).group(1) for i in mma]
+    a, b = set(words[:2]), set(words[2:])
+    assert not a & b
+
+    def stored_after(i: int) -> tuple[str, set[str]]:
+        """The wait that follows line i's batch, and the words the next shared store writes."""
+        assert lines[i + 1] == "wgmma.commit_group.sync.aligned;"
+        wait = lines[i + 2]
+        st = next(ln for ln in lines[i + 3:] if ln.startswith("st.shared"))
+        return wait, set(re.findall(r"%r\d+", st[st.index("{"):]))
+
+    assert stored_after(mma[1]) == ("wgmma.wait_group.sync.aligned 1;", b)  # last trip's batch 2
+    assert stored_after(mma[3]) == ("wgmma.wait_group.sync.aligned 1;", a)
+    after_loop = lines[mma[3] + 3:]
+    last = after_loop.index("wgmma.wait_group.sync.aligned 0;")
+    st = next(ln for ln in after_loop[last:] if ln.startswith("st.shared"))
+    assert set(re.findall(r"%r\d+", st[st.index("{"):])) == b
+    # batch 2's words: written by prmt in the loop, set (to 0) once before it, never copied
+    for w in b:
+        assert sum(1 for ln in lines if ln.startswith(f"prmt.b32 {w},")) == 1
+        assert sum(1 for ln in lines if ln.startswith(f"mov.b32 {w},")) == 1
+
+
+@pytest.mark.parametrize("dt", ["f16", "s8", "e4m3"])
+@pytest.mark.parametrize("extra", ["", "{persistent=true}"])
+def test_sparse_in_flight_sass_keeps_each_sp_meta_register_until_its_batch_retires(
+        tmp_path: Path, dt: str, extra: str) -> None:
+    """In ptxas's SASS of the 2:4 pipeline with a batch in flight, no path from a sparse MMA to
+    the WARPGROUP.DEPBAR that retires it writes the MMA's sp-meta register
+    (tests/sass_check.py; the hardware reads it while the MMA runs)."""
+    from sass_check import sass_of, sp_meta_hazards, sparse_gmma_count
+
+    sass = sass_of(emit_ptx(lower(sparse_gemm_wg_ir(256, 512, 1024, dt), 4, extra)), tmp_path,
+                   find_ptxas())
+    assert sparse_gmma_count(sass) == 4
+    assert sp_meta_hazards(sass) == []
+
+
+def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
+        tmp_path: Path, monkeypatch) -> None:
+    """The check above can fail. (1) A batch left in flight in a loop of one iteration per trip,
+    its words not kept: every trip's words land in the same registers, the configuration
+    measured wrong on the H200; both MMAs are reported. (2) In the real pipeline's SASS, a write
+    of the second batch's register at the top of the trip (before the wait that retires the
+    previous trip's batch: found through the back edge) and one right after the first batch's
+    MMA are reported; the same write after the retiring wait is not."""
+    from xdsl.dialects import scf
+
+    from coopdialect.ptx import pipelined
+    from sass_check import parse, sass_of, sp_meta_hazards
+
+    ir = sparse_gemm_wg_ir(256, 512, 1024, "f16")
+    good = sass_of(emit_ptx(lower(ir, 4)), tmp_path, find_ptxas())
+
+    def one_per_trip(lw, op):
+        lw.unroll, lw.tied = 1, [None] * 8
+        pipelined.RULES[scf.ForOp](lw, op)
+
+    monkeypatch.setattr(pipelined, "_unrolled_for", one_per_trip)
+    monkeypatch.setattr(pipelined, "_retire_meta", lambda lw: setattr(lw, "live_meta", []))
+    bad = sass_of(emit_ptx(lower(ir, 4)), tmp_path, find_ptxas())
+    found = sp_meta_hazards(bad)
+    assert len(found) == 2 and all("written at" in f for f in found), found
+
+    lines = good.splitlines()
+    at = [i for i, ln in enumerate(lines) if re.search(r"\bHGMMA\.SP\.", ln)]
+    meta = [re.search(r"gdesc\[UR\d+\], R\d+, (R\d+)", lines[i]).group(1) for i in at]
+    depbar = next(i for i in range(at[1], len(lines)) if "WARPGROUP.DEPBAR" in lines[i])
+
+    def with_write(after: int, reg: str) -> str:
+        return "\n".join(lines[:after + 1] + [f"        /*fff0*/   MOV {reg}, RZ ;"] + lines[after + 1:])
+
+    assert parse(good)[0] and sp_meta_hazards(good) == []
+    assert any("written at fff0" in f for f in sp_meta_hazards(with_write(at[0] - 1, meta[2])))
+    assert any("written at fff0" in f for f in sp_meta_hazards(with_write(at[0], meta[0])))
+    assert sp_meta_hazards(with_write(depbar, meta[2])) == []
+
+
 def test_sparse_batch_option_is_checked() -> None:
     with pytest.raises(Exception, match="sparse-batch must be 1 or 2"):
         lower(sparse_gemm_wg_ir(256, 512, 512, "f16"), 4, "{sparse_batch=3}")
+    with pytest.raises(Exception, match="sparse-in-flight must be 0 or 1"):
+        lower(sparse_gemm_wg_ir(256, 512, 512, "f16"), 4, "{sparse_in_flight=2}")
 
 
 @pytest.mark.parametrize("kind,dt,stages,extra", [("dense", "f16", 3, ""), ("dense", "bf16", 4, ""),
                                                   ("sparse", "f16", 5, ""),
+                                                  ("sparse", "f16", 5, " sparse_batch=2 sparse_in_flight=0"),
                                                   ("sparse", "f16", 4, " sparse_batch=1"),
                                                   ("sparse", "e4m3", 3, "")])
 def test_persistent_pipeline_assembles_and_describes_its_grid(tmp_path: Path, kind: str, dt: str,
@@ -335,7 +441,7 @@ def _value(v, loads: dict) -> int:
     x = [_value(a, loads) for a in op.args]
     r = {ptx.AndOp: lambda: x[0] & x[1], ptx.OrOp: lambda: x[0] | x[1],
          ptx.ShlOp: lambda: x[0] << x[1], ptx.ShrOp: lambda: x[0] >> x[1],
-         ptx.PrmtOp: lambda: _prmt(*x)}[type(op)]()
+         ptx.PrmtOp: lambda: _prmt(*x), ptx.PrmtIntoOp: lambda: _prmt(*x)}[type(op)]()
     return r & 0xFFFFFFFF
 
 
@@ -363,7 +469,7 @@ def test_sparse_meta_words_pack_the_metadata_bytes_as_the_spec_says(dt: str, row
             v = chain.pop()
             if isinstance(v.owner, ptx.LdOp):
                 lds.append(v.owner)
-            elif isinstance(v.owner, ptx.PtxInst):
+            elif isinstance(v.owner, ptx.PtxInst | ptx.PrmtIntoOp):
                 chain.extend(v.owner.args)
         x, y = sorted({id(o): o for o in lds}.values(), key=lambda o: o.offset.data)
         assert x.addr is y.addr and x.mods.data == y.mods.data == ".shared.b32"

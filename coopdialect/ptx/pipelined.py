@@ -25,7 +25,9 @@ C = 2; four 64-row consumers would start with 96 registers a thread, too few):
   sp-meta words packed from the metadata tile, but `wgmma.wait_group 0` (the hardware reads the
   sp-meta register while the instruction runs), after which the batch's own stage is released.
   With `sparse_batch` 2 the consumers run a loop of constant, even trip count two iterations
-  per trip and issue both K steps' products as one batch (`_paired_for`).
+  per trip and issue both K steps' products as one batch; with `sparse_in_flight` 1 a trip runs
+  two batches, each closed by `wgmma.wait_group 1`, keeping every sp-meta word live until the
+  wait that retires its batch (`_unrolled_for`).
 * `persistent` (`_tile_loop`): one CTA per multiprocessor; each role loops over the dispatch's
   tiles (the grid comes as two kernel parameters), group k of the CTA's n-th tile is n * G + k
   (G: the tile's K steps), and the IR's slot `i mod S` is rotated by (n * G) mod S in every
@@ -100,7 +102,8 @@ class Options:
     consumer_registers: int = 0  # 0: the most that fits beside the producer, at most 232
     raster_group: int = 16
     cluster_m: int = 1  # CTAs per cluster along workgroup y; 2 multicasts the tiles they share
-    sparse_batch: int = 2  # K steps of a 2:4 product per wgmma-group (commit_group; _paired_for)
+    sparse_batch: int = 1  # K steps of a 2:4 product per wgmma-group (commit_group; _unrolled_for)
+    sparse_in_flight: int = 1  # 2:4 batches left running at each wgmma.wait_group (0 or 1)
     persistent: bool = False  # one CTA per SM loops over the tiles (_tile_loop)
 
     def budgets(self, consumers: int) -> tuple[int, int]:
@@ -151,6 +154,7 @@ class Plan:
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
     tile_groups: int = 0  # persistent: the groups one tile fills (0: not persistent)
+    scratch_offset: int = -1  # bytes: where consumers store retired sp-meta words (_retire_meta)
 
 
 def _bytes(t: MemRefType) -> int:
@@ -476,7 +480,7 @@ class SwizzledTile:
 
 @dataclass
 class Deferred:
-    """A 2:4 product of the first half of a paired iteration (`_paired_for`): its
+    """A 2:4 product of an iteration that is not the last of its batch (`_unrolled_for`): its
     wgmma.mma_async.sp, not issued yet, as (modifiers, sel, immediates, A descriptor,
     B descriptor, sp-meta word, 64-row block) on the accumulator registers `regs`."""
 
@@ -512,8 +516,11 @@ class RoleLowering(KernelLowering):
         self.wgmma_in_flight = False
         self.trip: SSAValue | None = None
         self.trip_key: tuple | None = None
-        self.pair = False  # the consumer's staged loop runs two iterations per trip
-        self.half = 0  # which of the two (0: its 2:4 batch is deferred to the second)
+        # the consumers' 2:4 schedule (sparse_schedule): iterations per batch, batches left
+        # in flight, iterations per trip of the staged loop, and which one is being lowered
+        self.batch, self.in_flight, self.unroll, self.half = 1, 0, 1, 0
+        self.live_meta: list[SSAValue] = []  # sp-meta words of the batch in flight
+        self.tied: list[SSAValue] = []  # the registers the trip's last batch's words go into
         self.wait_local: SSAValue | int | None = None  # that group within the tile
         self.goff: SSAValue | None = None  # persistent: t * G, the groups of earlier tiles
         self.rotation: SSAValue | None = None  # persistent: (t * G) mod S
@@ -656,8 +663,8 @@ RoleLowering.lower_op = _lower_one
 
 
 def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
-    if op is lw.plan.loop and lw.pair:
-        _paired_for(lw, op)
+    if op is lw.plan.loop and lw.unroll > 1:
+        _unrolled_for(lw, op)
     else:
         RULES[scf.ForOp](lw, op)
     if op is lw.plan.loop and lw.role == "consumer" and lw.wgmma_in_flight:
@@ -669,59 +676,101 @@ def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
             # persistent CTA's producer refills their stages for the next tile
             last = lw.inst(ptx.AddOp, ".u32", [lw.goff, lw.imm("b32", str(lw.plan.tile_groups - 1))], "b32")
             _release(lw, last, range(in_flight * groups - 1, -1, -1))
+        if lw.in_flight:  # the last batch's words live to here
+            _retire_meta(lw)
 
 
-def pairable(plan: Plan) -> bool:
-    """Whether the consumers may run the staged loop two iterations per trip (`_paired_for`):
-    a constant, even trip count and exactly one `sparse_mma.mma_sp` in the loop (no
-    `coop.mul_add`), accumulating into a loop-carried value that only the yield uses."""
+def _trip_count(plan: Plan) -> int | None:
+    """The staged loop's trip count where the consumers may run several of its iterations per
+    trip of their loop: a constant trip count and exactly one `sparse_mma.mma_sp` in the loop (no
+    `coop.mul_add`), accumulating into a loop-carried value that only the yield uses. None
+    otherwise."""
     loop = plan.loop
     lb, ub, step = (_const(v) for v in (loop.lb, loop.ub, loop.step))
-    if None in (lb, ub, step) or step <= 0 or ub <= lb or (ub - lb) % (2 * step):
-        return False
+    if None in (lb, ub, step) or step <= 0 or ub <= lb or (ub - lb) % step:
+        return None
     body = loop.body.block
     products = [op for op in loop.walk() if isinstance(op, sm.MmaSpOp | coop.MulAddOp)]
     if len(products) != 1 or not isinstance(products[0], sm.MmaSpOp) or products[0].parent is not body:
-        return False
+        return None
     sp, last = products[0], body.last_op
     if sp.c not in body.args[1:] or not isinstance(last, scf.YieldOp):
-        return False
+        return None
     i = list(body.args[1:]).index(sp.c)
-    return last.arguments[i] is sp.result and sum(1 for _ in sp.result.uses) == 1
+    if last.arguments[i] is not sp.result or sum(1 for _ in sp.result.uses) != 1:
+        return None
+    return (ub - lb) // step
 
 
-def _paired_for(lw: RoleLowering, op: scf.ForOp) -> None:
-    """The consumers' staged loop, two iterations per trip (`sparse_batch` 2, `pairable`).
+def sparse_schedule(plan: Plan, options: Options) -> tuple[int, int]:
+    """(K steps per 2:4 batch, batches left in flight at each `wgmma.wait_group`) of the
+    consumers' staged loop: the options' `sparse_batch` and `sparse_in_flight` where the loop's
+    trip count (`_trip_count`) is a multiple of the iterations one trip then runs, batch x
+    (1 + in flight); else the first of (1, in flight), (batch, 0) and (1, 0) it allows."""
+    trips = _trip_count(plan)
+    if trips is None:
+        return 1, 0
+    b, f = options.sparse_batch, options.sparse_in_flight
+    for batch, flight in ((b, f), (1, f), (b, 0)):
+        if trips % (batch * (1 + flight)) == 0:
+            return batch, flight
+    return 1, 0
 
-    The first iteration's 2:4 product only loads its sp-meta words and computes its
-    descriptors (`Deferred`); the second waits for its stage, loads its own words, and issues
-    the wgmma.mma_async.sp of both K steps as one batch before `wgmma.wait_group 0`. All the
-    batch's sp-meta registers are live together while it runs, so ptxas cannot give one of
-    them to a later word (the hazard that forbids keeping a 2:4 batch in flight), and the
-    tensor cores drain once per two K steps instead of every step. Measured on the H200
+
+def _unrolled_for(lw: RoleLowering, op: scf.ForOp) -> None:
+    """The consumers' staged loop, `lw.unroll` iterations per trip (`sparse_schedule`).
+
+    Iterations that do not end a batch only load their sp-meta words and compute their
+    descriptors (`Deferred`); the batch's last issues the wgmma.mma_async.sp of all its K steps,
+    so the tensor cores drain once per batch instead of every step. Measured on the H200
     (consumers alone, no copies): 1091 TFLOP/s with two wgmma.mma_async.sp per batch, 1328
-    with four."""
+    with four.
+
+    With one batch in flight (`lw.in_flight`) a trip runs two batches, each closed by
+    `wgmma.wait_group 1`, which retires the other. The hardware reads a batch's sp-meta
+    registers while it runs and ptxas (13.0) does not know it, so nothing may be written into
+    them until the wait that retires it: each batch's words are stored to a scratch word of
+    shared memory after that wait (`_retire_meta`), and the words of the trip's second batch,
+    which run on across the back edge, are written with `ptx.prmt_into` into the registers the
+    loop carries (a block-argument copy would give ptxas a register to reuse)."""
     step = lw.scalar(op.step)
-    header, iv, carried, exit_ = open_loop(lw, op)
+    extra = []
+    if lw.in_flight:
+        sp = next(o for o in op.body.block.ops if isinstance(o, sm.MmaSpOp))
+        words = lw.batch * sp.dims()[2] * lw.plan.blocks
+        extra = [lw.imm("b32", "0")] * words
+    header, iv, carried, exit_ = open_loop(lw, op, extra)
+    if lw.in_flight:
+        lw.tied = list(header.args[-len(extra):])
+        lw.live_meta = list(lw.tied)
     block = op.body.block
-    lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, lw.idx_const(2 * int(step.const)))]
+    stride = lw.idx_const(lw.unroll * int(step.const))
+    lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, stride)]
     values, here = carried, Scalar(IndexType(), reg=iv)
-    for half in (0, 1):
+    for half in range(lw.unroll):
         lw.half = half
         lw.vmap[block.args[0]] = here
         for arg, v in zip(block.args[1:], values):
             lw.vmap[arg] = v
         for o in block.ops:
-            if isinstance(o, scf.YieldOp) and half == 0:
+            if not isinstance(o, scf.YieldOp):
+                lw.lower_op(o)
+            elif half < lw.unroll - 1:
                 values = [lw.vmap[v] for v in o.arguments]
             else:
-                lw.lower_op(o)
-        if half == 0:
+                nxt = lw.index_op("add", Scalar(IndexType(), reg=iv), stride)
+                regs = [lw.reg(nxt)] + [r for v in o.arguments for r in lw.flatten(lw.vmap[v])]
+                if lw.in_flight:
+                    regs += lw.live_meta
+                lw.emit(ptx.BraOp(header, regs))
+        if half < lw.unroll - 1:
             here = lw.index_op("add", here, step)
     lw.half = 0
     lw.loop_stack.pop()
     lw.blocks.append(exit_)
     lw.cur = exit_
+    if lw.in_flight:  # what the last trip left in the carried registers
+        lw.live_meta = list(header.args[-len(extra):])
     for res, v in zip(op.results, carried):
         lw.vmap[res] = v
 
@@ -1013,8 +1062,10 @@ def _nibbles(lw: RoleLowering, x: SSAValue) -> SSAValue:
     return lw.inst(ptx.OrOp, ".b32", [low, sh], "b32")
 
 
-def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int, block: int = 0) -> SSAValue:
-    """The sp-meta register of instruction `s` for this thread (ptx-wgmma-sparse.md section 3)."""
+def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int, block: int = 0,
+               into: SSAValue | None = None) -> SSAValue:
+    """The sp-meta register of instruction `s` for this thread (ptx-wgmma-sparse.md section 3),
+    written into the register `into` if given (`ptx.prmt_into`)."""
     g = lw.sh["g"]
     lane = lw.sh["lane"]
     # rows relative to this consumer's 64 (the MatrixA load already added 64 * consumer rows)
@@ -1040,7 +1091,24 @@ def _meta_word(lw: RoleLowering, e: MetaTile, fam, s: int, block: int = 0) -> SS
         raise AssertionError(fam)
     # bytes 0 and 2 of x's pairs, then of y's: x's 16 bits of nibbles low, y's high
     sel = lw.imm("b32", str(0x6420))
-    return lw.inst(ptx.PrmtOp, ".b32", [_nibbles(lw, x), _nibbles(lw, y), sel], "b32")
+    args = [_nibbles(lw, x), _nibbles(lw, y), sel]
+    if into is not None:
+        return lw.emit(ptx.PrmtIntoOp(".b32", args, into)).out
+    return lw.inst(ptx.PrmtOp, ".b32", args, "b32")
+
+
+def _retire_meta(lw: RoleLowering) -> None:
+    """Store the sp-meta words of the batch just retired to the scratch words of shared memory
+    (`Plan.scratch_offset`; nothing reads them): a use after the `wgmma.wait_group` that retires
+    the batch, so ptxas keeps each word in its register until then (`_unrolled_for`). A store,
+    not arithmetic: ptxas may move arithmetic above the wait, but no shared-memory store above
+    a `wgmma.wait_group` (the wgmma reads shared memory)."""
+    words, lw.live_meta = lw.live_meta, []
+    base = lw.inst(ptx.AddOp, ".u32", [lw.sh["smem"], lw.imm("b32", str(lw.plan.scratch_offset))], "b32")
+    while words:
+        n = 4 if len(words) >= 4 else 2 if len(words) >= 2 else 1
+        lw.emit(ptx.StOp(".shared" + (f".v{n}" if n > 1 else "") + ".b32", base, 0, words[:n]))
+        words = words[n:]
 
 
 def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
@@ -1060,7 +1128,13 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
     ea = width(op.a.type.element_type) // 8
     nb = lw.plan.blocks
     lw.comment(f"{op.name} {op.c.type.rows}x{n}x{kk} -> {nb * steps} x wgmma.mma_async.sp{mods}")
-    metas = [[_meta_word(lw, e, fam, s, j) for j in range(nb)] for s in range(steps)]
+    into = [None] * (steps * nb)
+    if lw.in_flight and lw.half // lw.batch == lw.unroll // lw.batch - 1:
+        # the trip's last batch runs on across the back edge: its words go into the carried
+        # registers (_unrolled_for)
+        first = lw.half % lw.batch * steps * nb
+        into = lw.tied[first:first + steps * nb]
+    metas = [[_meta_word(lw, e, fam, s, j, into[s * nb + j]) for j in range(nb)] for s in range(steps)]
     imms = ["1"]
     if fam.has_scale:
         imms += [str(op.scale_a), str(op.scale_b)]
@@ -1072,7 +1146,7 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
         for j in range(nb):
             da = _desc(lw, a, s * (fam.k // 2) * ea + 64 * j * a.row_bytes)
             issue.append((mods, op.sel, ", ".join(imms), da, db, metas[s][j], j))
-    if lw.pair and lw.half == 0:  # issued with the second half's (_paired_for)
+    if (lw.half + 1) % lw.batch:  # issued with the batch's last iteration (_unrolled_for)
         lw.vmap[op.result] = Deferred(list(c.regs), issue)
         return
     if isinstance(c, Deferred):
@@ -1083,12 +1157,15 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
         mma = lw.emit(ptx.WgmmaMmaAsyncSpOp(mods_, [da], db, meta, sel, blocks[j], imm))
         blocks[j] = list(mma.outs)
     regs = [r for blk in blocks for r in blk]
-    # No batch stays in flight: the sp-meta register is read while the instruction runs, and
-    # ptxas (13.0) neither tracks it nor injects a wait, so the next iteration's metadata words
-    # may land in the same physical registers. Measured on the H200: with one sparse batch in
-    # flight 14-99% of the outputs were wrong depending on register allocation; with none, all
-    # exact.
-    _commit_and_release(lw, 0, 2 if isinstance(c, Deferred) else 1)
+    # The sp-meta register is read while the instruction runs, and ptxas (13.0) neither tracks
+    # it nor injects a wait, so a later metadata word may land in the same physical register.
+    # Measured on the H200: with one sparse batch in flight and nothing else done, 14-99% of
+    # the outputs were wrong depending on register allocation. So no batch stays in flight,
+    # unless the loop keeps each word live until its batch retires (lw.in_flight).
+    _commit_and_release(lw, lw.in_flight, len(issue) // (steps * nb))
+    if lw.in_flight:
+        _retire_meta(lw)
+        lw.live_meta = [t[5] for t in issue]
     lw.vmap[op.result] = Frag(op.result.type, regs)
 
 
@@ -1119,6 +1196,14 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         raise op_error(fn, f"register budget: {preg} x 128 producer + {creg} x {128 * C} consumer "
                            f"registers must each be 24..256 and fit the {pool(C)} the CTA is "
                            f"launched with ({launch_registers(C)} per thread)")
+    schedule = sparse_schedule(plan, options)
+    if schedule[1]:  # 16 bytes for the retired sp-meta words (_retire_meta), after the barriers
+        plan.scratch_offset = plan.barrier_offset + 16 * S
+        plan.smem_bytes += 16
+        if plan.smem_bytes > SHARED_LIMIT:
+            raise op_error(fn, f"{S} stages need {plan.smem_bytes} bytes of shared memory with "
+                               f"sparse-in-flight, more than the {SHARED_LIMIT} an sm_90 CTA may "
+                               "have (fewer stages or smaller tiles)")
     blocks: list[Block] = []
     prologue: list[Operation] = []
     shared: dict = {"consts": {}, "cache": {}}
@@ -1239,7 +1324,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             lw.sh["acc_row"] = lw.u64(row)
             lw.sh["acc_col"] = lw.u64(col)
             lw.sh.update(consumer=c, warp=warp, g=g)
-            lw.pair = options.sparse_batch == 2 and pairable(plan)
+            lw.batch, lw.in_flight = schedule
+            lw.unroll = lw.batch * (1 + lw.in_flight)
         if plan.tile_groups:
             _tile_loop(lw, fn, options.raster_group)
         else:

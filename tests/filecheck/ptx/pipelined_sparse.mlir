@@ -1,32 +1,68 @@
 // RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx' -t ptx | filecheck %s
-// RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx{sparse_batch=1}' -t ptx | filecheck %s --check-prefix=ONE
+// RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx{sparse_batch=2 sparse_in_flight=0}' -t ptx | filecheck %s --check-prefix=PAIR
+// RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx{sparse_batch=1 sparse_in_flight=0}' -t ptx | filecheck %s --check-prefix=ONE
 // The 2:4 sparse Workgroup-tile GEMM (tools/gpu/gen_gemm_wg.py 128 256 256 f16 --sparse
 // --meta-tiles) through the warp-specialized pipeline at 3 stages. The K loop has 4 iterations
-// (an even, constant trip count), so with sparse_batch=2 (the default) the consumers run two
-// iterations per trip: both stages are waited for and all sp-meta words loaded before the four
-// wgmma.mma_async.sp of the two K steps go out as one batch, then wait_group 0 and both stages
-// are released. With sparse_batch=1 each K step is its own batch of two. The stage count 3 is
-// no power of two: slot and parity are multiply-high sequences, never div/rem (ptxas compiles
-// those as full divisions; the only div/rem left are the workgroup-id remap's, once per CTA,
-// before the roles start).
+// (an even, constant trip count).
+//
+// Defaults (sparse_batch=1, sparse_in_flight=1): the consumers run two iterations per trip, each
+// K step a batch of two wgmma.mma_async.sp closed by wait_group 1, which retires the other
+// batch; after it the retired batch's sp-meta words are stored to shared memory (so they stay in
+// their registers until then). The second batch's words are written by prmt straight into the
+// registers the loop carries to the next trip's first wait; after the loop, wait_group 0.
+//
+// PAIR (sparse_batch=2, none in flight): both stages are waited for and all sp-meta words loaded
+// before the four wgmma.mma_async.sp of the two K steps go out as one batch, then wait_group 0
+// and both stages are released. ONE (sparse_batch=1, none in flight): each K step its own
+// batch of two, wait_group 0.
+//
+// The stage count 3 is no power of two: slot and parity are multiply-high sequences, never
+// div/rem (ptxas compiles those as full divisions; the only div/rem left are the workgroup-id
+// remap's, once per CTA, before the roles start).
 // CHECK: setmaxnreg.dec.sync.aligned.u32
 // CHECK-NOT: {{(div|rem)\.}}
 // CHECK: setmaxnreg.inc.sync.aligned.u32
 // CHECK-NOT: {{(div|rem)\.}}
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: ld.shared.b32
-// CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: ld.shared.b32
+// CHECK: prmt.b32 [[A0:%r[0-9]+]],
+// CHECK: prmt.b32 [[A1:%r[0-9]+]],
 // CHECK: wgmma.fence.sync.aligned;
-// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
-// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
-// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
-// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
+// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {{.*}}, [[A0]], 0, 1, 1, 1, 0, 0;
+// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {{.*}}, [[A1]], 0, 1, 1, 1, 0, 0;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
-// CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
+// CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
 // CHECK: mbarrier.arrive.shared::cta.b64
+// CHECK: st.shared.v2.b32 [{{%r[0-9]+}}], {[[B0:%r[0-9]+]], [[B1:%r[0-9]+]]};
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: prmt.b32 [[B0]],
+// CHECK: prmt.b32 [[B1]],
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {{.*}}, [[B0]], 0, 1, 1, 1, 0, 0;
+// CHECK-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {{.*}}, [[B1]], 0, 1, 1, 1, 0, 0;
+// CHECK-NEXT: wgmma.commit_group.sync.aligned;
+// CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
 // CHECK: mbarrier.arrive.shared::cta.b64
+// CHECK: st.shared.v2.b32 [{{%r[0-9]+}}], {[[A0]], [[A1]]};
+// CHECK-NOT: mov.b32 [[B0]],
+// CHECK: bra.uni
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK: st.shared.v2.b32 [{{%r[0-9]+}}], {[[B0]], [[B1]]};
 // CHECK-NOT: {{(div|rem)\.}}
+// PAIR: setmaxnreg.inc.sync.aligned.u32
+// PAIR: mbarrier.try_wait.parity.shared::cta.b64
+// PAIR: ld.shared.b32
+// PAIR: mbarrier.try_wait.parity.shared::cta.b64
+// PAIR: ld.shared.b32
+// PAIR: wgmma.fence.sync.aligned;
+// PAIR-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
+// PAIR-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
+// PAIR-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
+// PAIR-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
+// PAIR-NEXT: wgmma.commit_group.sync.aligned;
+// PAIR-NEXT: wgmma.wait_group.sync.aligned 0;
+// PAIR: mbarrier.arrive.shared::cta.b64
+// PAIR: mbarrier.arrive.shared::cta.b64
+// PAIR-NOT: wait_group.sync.aligned 1;
 // ONE: wgmma.fence.sync.aligned;
 // ONE-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
 // ONE-NEXT: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
