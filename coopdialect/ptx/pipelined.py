@@ -518,7 +518,7 @@ class RoleLowering(KernelLowering):
         self.trip_key: tuple | None = None
         # the consumers' 2:4 schedule (sparse_schedule): iterations per batch, batches left
         # in flight, iterations per trip of the staged loop, and which one is being lowered
-        self.batch, self.in_flight, self.unroll, self.half = 1, 0, 1, 0
+        self.batch, self.in_flight, self.unroll, self.part = 1, 0, 1, 0
         self.live_meta: list[SSAValue] = []  # sp-meta words of the batch in flight
         self.tied: list[SSAValue] = []  # the registers the trip's last batch's words go into
         self.wait_local: SSAValue | int | None = None  # that group within the tile
@@ -555,7 +555,7 @@ class RoleLowering(KernelLowering):
 
     def trip_index(self) -> SSAValue:
         """(iv - lb) / step of the staged loop, as .b32, computed once per iteration (once per
-        half of a paired iteration: the induction variable of each half)."""
+        iteration of a trip of `_unrolled_for`: the induction variable of each)."""
         loop = self.plan.loop
         iv = self.scalar(loop.body.block.args[0])
         if self.trip_key != (self.cur, iv.reg):
@@ -747,15 +747,15 @@ def _unrolled_for(lw: RoleLowering, op: scf.ForOp) -> None:
     stride = lw.idx_const(lw.unroll * int(step.const))
     lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, stride)]
     values, here = carried, Scalar(IndexType(), reg=iv)
-    for half in range(lw.unroll):
-        lw.half = half
+    for part in range(lw.unroll):
+        lw.part = part
         lw.vmap[block.args[0]] = here
         for arg, v in zip(block.args[1:], values):
             lw.vmap[arg] = v
         for o in block.ops:
             if not isinstance(o, scf.YieldOp):
                 lw.lower_op(o)
-            elif half < lw.unroll - 1:
+            elif part < lw.unroll - 1:
                 values = [lw.vmap[v] for v in o.arguments]
             else:
                 nxt = lw.index_op("add", Scalar(IndexType(), reg=iv), stride)
@@ -763,9 +763,9 @@ def _unrolled_for(lw: RoleLowering, op: scf.ForOp) -> None:
                 if lw.in_flight:
                     regs += lw.live_meta
                 lw.emit(ptx.BraOp(header, regs))
-        if half < lw.unroll - 1:
+        if part < lw.unroll - 1:
             here = lw.index_op("add", here, step)
-    lw.half = 0
+    lw.part = 0
     lw.loop_stack.pop()
     lw.blocks.append(exit_)
     lw.cur = exit_
@@ -1129,10 +1129,10 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
     nb = lw.plan.blocks
     lw.comment(f"{op.name} {op.c.type.rows}x{n}x{kk} -> {nb * steps} x wgmma.mma_async.sp{mods}")
     into = [None] * (steps * nb)
-    if lw.in_flight and lw.half // lw.batch == lw.unroll // lw.batch - 1:
+    if lw.in_flight and lw.part // lw.batch == lw.unroll // lw.batch - 1:
         # the trip's last batch runs on across the back edge: its words go into the carried
         # registers (_unrolled_for)
-        first = lw.half % lw.batch * steps * nb
+        first = lw.part % lw.batch * steps * nb
         into = lw.tied[first:first + steps * nb]
     metas = [[_meta_word(lw, e, fam, s, j, into[s * nb + j]) for j in range(nb)] for s in range(steps)]
     imms = ["1"]
@@ -1146,7 +1146,7 @@ def _c_mma_sp(lw: RoleLowering, op: sm.MmaSpOp) -> None:
         for j in range(nb):
             da = _desc(lw, a, s * (fam.k // 2) * ea + 64 * j * a.row_bytes)
             issue.append((mods, op.sel, ", ".join(imms), da, db, metas[s][j], j))
-    if (lw.half + 1) % lw.batch:  # issued with the batch's last iteration (_unrolled_for)
+    if (lw.part + 1) % lw.batch:  # issued with the batch's last iteration (_unrolled_for)
         lw.vmap[op.result] = Deferred(list(c.regs), issue)
         return
     if isinstance(c, Deferred):
