@@ -13,11 +13,13 @@ Generic syntax only: this dialect is an output format, printed as PTX by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, UnitAttr
-from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import (Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue,
+                     TypeAttribute)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -33,7 +35,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import IsTerminator
+from xdsl.traits import IsTerminator, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 from coopdialect.dialects.op_family import op_class
@@ -150,6 +152,15 @@ class SharedDeclOp(PtxOp):
                                      "align": IntAttr(align)})
 
 
+@dataclass(frozen=True)
+class InPlaceResults(OpTrait):
+    """The op writes results into registers it reads: `pairs(op)` gives (result, operand) pairs,
+    and the printer names each result with its operand's register, so leaving SSA needs no copy
+    (a wgmma accumulator; `ptx.prmt_into`)."""
+
+    pairs: Callable[[Operation], Iterable[tuple[SSAValue, SSAValue]]]
+
+
 # --------------------------------------------------------------------------------------------
 # Instructions
 # --------------------------------------------------------------------------------------------
@@ -200,11 +211,12 @@ MovOp = _inst("MovOp", "mov", "`mov` of a register, or pack/unpack `{a,b}` (see 
 @irdl_op_definition
 class PrmtIntoOp(PtxOp):
     """`prmt.b32 INTO, a, b, sel` (9.7.8.7) whose result is the next value of the register
-    `into` (printed as that register, as a wgmma accumulator result is): a value that must stay
+    `into` (printed as that register, `InPlaceResults`, as a wgmma accumulator is): a value that must stay
     in one register across a loop's back edge, which a block-argument copy would move. The 2:4
     pipeline keeps the sp-meta words of a batch still in flight this way (`pipelined._c_mma_sp`)."""
 
     name = "ptx.prmt_into"
+    traits = traits_def(InPlaceResults(lambda op: [(op.out, op.into)]))
     args = var_operand_def(RegType)
     into = operand_def(RegType)
     out = result_def(RegType)
@@ -385,6 +397,7 @@ class WgmmaMmaAsyncOp(PtxOp):
 
     name = "ptx.wgmma_mma_async"
     PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    traits = traits_def(InPlaceResults(lambda op: zip(op.outs, op.acc)))
     mods = prop_def(StringAttr)
     imms = prop_def(StringAttr)
     desc_a = operand_def(RegType)
@@ -475,6 +488,7 @@ class WgmmaMmaAsyncSpOp(IRDLOperation):
     """
 
     name = "ptx.wgmma_mma_async_sp"
+    traits = traits_def(InPlaceResults(lambda op: zip(op.outs, op.acc)))
     mods = prop_def(StringAttr)
     imms = prop_def(StringAttr)
     sp_sel = prop_def(IntAttr)

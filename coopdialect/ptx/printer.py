@@ -6,9 +6,9 @@ order (`%p` pred, `%h` b16, `%r` b32, `%rd` b64, `%f` f32, `%fd` f64), blocks ar
 `$L__<kernel>_<n>`, and the lowering's `ptx.comment` ops keep the source's SSA names readable.
 
 Out of SSA: a `ptx.bra` with successor operands becomes register copies (a parallel copy, through
-temporaries where a source is also a destination) in front of the branch. A `wgmma.mma_async`
-result shares the register of its accumulator operand (the instruction reads and writes it), and
-a `ptx.prmt_into` result the register of its `into` operand.
+temporaries where a source is also a destination) in front of the branch. A result of an op with
+the `InPlaceResults` trait shares the register of its operand (a `wgmma.mma_async` accumulator,
+which the instruction reads and writes; a `ptx.prmt_into` result and its `into` register).
 """
 
 from __future__ import annotations
@@ -157,12 +157,10 @@ class _KernelPrinter:
             for arg in block.args:
                 self.names.define(arg)
             for op in block.ops:
-                if isinstance(op, ptx.WgmmaMmaAsyncOp | ptx.WgmmaMmaAsyncSpOp):  # in-out acc
-                    for res, acc in zip(op.outs, op.acc):
-                        self.names.names[res] = self.names[acc]
-                    continue
-                if isinstance(op, ptx.PrmtIntoOp):  # written into its `into` register
-                    self.names.names[op.out] = self.names[op.into]
+                in_place = op.get_trait(ptx.InPlaceResults)
+                if in_place is not None:  # e.g. a wgmma accumulator: read and written
+                    for res, src in in_place.pairs(op):
+                        self.names.names[res] = self.names[src]
                     continue
                 for res in op.results:
                     self.names.define(res)
