@@ -19,7 +19,7 @@ refused by the rules, naming the op and its location.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -72,7 +72,7 @@ class ConvertCoopToPtxPass(ModulePass):
     2:4 batches left running at each `wgmma.wait_group`; with 1 a trip of the consumers' loop
     runs two batches and keeps each batch's sp-meta registers live until the wait that retires
     it; a trip count that does not allow it falls back, `pipelined.sparse_schedule`; the default
-    1 with sparse-batch 1 measured best on the H200: sparse f16 8192³ at 4 stages 1095-1106
+    1 with sparse-batch 1 measured best on the H200: sparse f16 8192³ at 4 stages 1075-1107
     TFLOP/s against 1003-1021 for sparse-batch 2 with none in flight at 5 stages) and
     `persistent` (one CTA per multiprocessor loops over the dispatch's tiles, the producer
     filling the next tile's stages while the consumers store the last; launch grid rule
@@ -108,10 +108,7 @@ class ConvertCoopToPtxPass(ModulePass):
         if self.sparse_in_flight not in (0, 1):
             raise CoopError(None, f"convert-coop-to-ptx: sparse-in-flight must be 0 or 1, got "
                                   f"{self.sparse_in_flight}", where="<command line>")
-        options = Options(producer_registers=self.producer_registers,
-                          consumer_registers=self.consumer_registers, raster_group=self.raster_group,
-                          cluster_m=self.cluster_m, sparse_batch=self.sparse_batch,
-                          sparse_in_flight=self.sparse_in_flight, persistent=self.persistent)
+        options = Options(**{f.name: getattr(self, f.name) for f in fields(Options)})
         if "ptx.target" in op.attributes:
             raise CoopError(op, "is already lowered to PTX: convert-coop-to-ptx found nothing to lower")
         callees = inlined_functions(op)  # DecodeFunc/CombineFunc/Func: inlined, not kernels

@@ -150,8 +150,9 @@ def test_launch_description_matches_the_kernel() -> None:
     m = lower(gemm_wg_ir(M, N, K, "f16"), 4)
     (k,) = describe(m)["kernels"]
     assert k["block"] == [384, 1, 1]  # one producer + two consumer warpgroups for 128 rows
-    # four slots of A (128x64) and B (256x64) f16, 4 full + 4 empty mbarriers, alignment slack
-    assert k["dynamic_shared_bytes"] == 4 * (128 * 64 + 256 * 64) * 2 + 8 * 8 + 1024
+    # four slots of A (128x64) and B (256x64) f16, 4 full + 4 empty mbarriers, 16 bytes of
+    # scratch (retired sp-meta words of a 2:4 kernel), alignment slack
+    assert k["dynamic_shared_bytes"] == 4 * (128 * 64 + 256 * 64) * 2 + 8 * 8 + 16 + 1024
     a, bt, d = k["params"]
     assert a == {"kind": "tensor_map", "arg": 0, "data_type": "FLOAT16", "global_dims": [K, M],
                  "global_strides": [K * 2], "box_dims": [64, 128], "element_strides": [1, 1],
@@ -370,6 +371,19 @@ def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
     assert any("written at fff0" in f for f in sp_meta_hazards(with_write(at[0] - 1, meta[2])))
     assert any("written at fff0" in f for f in sp_meta_hazards(with_write(at[0], meta[0])))
     assert sp_meta_hazards(with_write(depbar, meta[2])) == []
+
+
+def test_pass_options_are_the_lowerings_options_with_the_same_defaults() -> None:
+    """convert-coop-to-ptx's options are `pipelined.Options` field for field (the pass builds
+    Options from them by name), with the same defaults."""
+    from dataclasses import fields
+
+    from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
+    from coopdialect.ptx.pipelined import Options
+
+    pass_ = ConvertCoopToPtxPass()
+    for f in fields(Options):
+        assert getattr(pass_, f.name) == f.default, f.name
 
 
 def test_sparse_batch_option_is_checked() -> None:

@@ -191,6 +191,18 @@ def rule(*classes: type[Operation]):
 
 
 @dataclass
+class LoopFrame:
+    """An `scf.for` being lowered: its header block, induction variable and step per trip, and
+    the registers beyond the loop's own values that its back edge passes (`open_loop`'s
+    `extra`), read when the yield is lowered."""
+
+    header: Block
+    iv: SSAValue
+    step: Scalar
+    extra: Callable[[], list[SSAValue]] = list
+
+
+@dataclass
 class KernelLowering:
     """Lowers one kernel function; `run()` returns the `ptx.kernel` op."""
 
@@ -203,6 +215,7 @@ class KernelLowering:
     cache: dict[str, SSAValue] = field(default_factory=dict)
     shared_bytes: int = 0
     shared_decls: list[Operation] = field(default_factory=list)
+    loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
 
     # -- emission ----------------------------------------------------------------------------
 
@@ -595,7 +608,7 @@ def open_loop(lw: KernelLowering, op: scf.ForOp,
     """The header of `op`'s loop: (header, induction variable, carried values, exit block),
     with lw.cur at the start of the body; the body's yield branches back to the header. The
     registers `extra` are carried too, after the loop's own values: the header's last
-    len(extra) arguments, which the back edge must pass."""
+    len(extra) arguments, which the back edge passes (`LoopFrame.extra`)."""
     lb, ub = lw.scalar(op.lb), lw.scalar(op.ub)
     inits = [lw.vmap[v] for v in op.iter_args]
     flat = [lw.reg(lb)] + [r for v in inits for r in lw.flatten(v)] + list(extra)
@@ -620,7 +633,7 @@ def _for(lw: KernelLowering, op: scf.ForOp) -> None:
     lw.vmap[block.args[0]] = Scalar(IndexType(), reg=iv)
     for arg, v in zip(block.args[1:], carried):
         lw.vmap[arg] = v
-    lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, step)]
+    lw.loop_stack.append(LoopFrame(header, iv, step))
     lw.lower_ops(block)
     lw.loop_stack.pop()
     lw.blocks.append(exit_)
@@ -665,10 +678,10 @@ def _if(lw: KernelLowering, op: scf.IfOp) -> None:
 
 @rule(scf.YieldOp)
 def _yield(lw: KernelLowering, op: scf.YieldOp) -> None:
-    header, iv, step = lw.loop_stack[-1]
-    nxt = lw.index_op("add", Scalar(IndexType(), reg=iv), step)
+    frame = lw.loop_stack[-1]
+    nxt = lw.index_op("add", Scalar(IndexType(), reg=frame.iv), frame.step)
     regs = [lw.reg(nxt)] + [r for v in op.arguments for r in lw.flatten(lw.vmap[v])]
-    lw.emit(ptx.BraOp(header, regs))
+    lw.emit(ptx.BraOp(frame.header, regs + frame.extra()))
 
 
 @rule(cgpu.BlockIdOp, cgpu.ThreadIdOp, cgpu.GridDimOp, cgpu.BlockDimOp, cgpu.GlobalIdOp)
@@ -721,8 +734,8 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     import coopdialect.ptx.staged_generic  # noqa: F401  (the staged form op by op)
     from coopdialect.ptx import pipelined
 
-    plan = pipelined.analyze(fn, target, options.cluster_m if options else 1,
-                             options.persistent if options else False)
+    options = options or pipelined.Options()
+    plan = pipelined.analyze(fn, target, options.cluster_m, options.persistent)
     if plan is not None:
-        return pipelined.lower_staged(fn, target, plan, options or pipelined.Options())
+        return pipelined.lower_staged(fn, target, plan, options)
     return KernelLowering(fn, target).run()

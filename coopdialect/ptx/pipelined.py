@@ -22,12 +22,13 @@ C = 2; four 64-row consumers would start with 96 registers a thread, too few):
   the consumer, committed, then `wgmma.wait_group 1` — so one batch is in flight while the next
   stage's copy lands — after which the previous stage is released (`mbarrier.arrive` on
   `empty`, one per warp). A `sparse_mma.mma_sp` is the same with `wgmma.mma_async.sp` and
-  sp-meta words packed from the metadata tile, but `wgmma.wait_group 0` (the hardware reads the
-  sp-meta register while the instruction runs), after which the batch's own stage is released.
-  With `sparse_batch` 2 the consumers run a loop of constant, even trip count two iterations
-  per trip and issue both K steps' products as one batch; with `sparse_in_flight` 1 a trip runs
-  two batches, each closed by `wgmma.wait_group 1`, keeping every sp-meta word live until the
-  wait that retires its batch (`_unrolled_for`).
+  sp-meta words packed from the metadata tile; since the hardware reads the sp-meta register
+  while the instruction runs, a 2:4 batch stays in flight only where the loop keeps its words:
+  with `sparse_in_flight` 1 (the default) the consumers run a loop of constant, even trip count
+  two batches per trip, each closed by `wgmma.wait_group 1`, and keep every word in its
+  register until the wait that retires its batch (`_unrolled_for`); otherwise a batch ends with
+  `wgmma.wait_group 0` and releases its own stage, and with `sparse_batch` 2 a trip's two
+  iterations issue their K steps as one batch.
 * `persistent` (`_tile_loop`): one CTA per multiprocessor; each role loops over the dispatch's
   tiles (the grid comes as two kernel parameters), group k of the CTA's n-th tile is n * G + k
   (G: the tile's K steps), and the IR's slot `i mod S` is rotated by (n * G) mod S in every
@@ -72,6 +73,7 @@ from coopdialect.ptx.lower import (
     Buf,
     Frag,
     KernelLowering,
+    LoopFrame,
     Scalar,
     Skipped,
     op_error,
@@ -81,6 +83,7 @@ from coopdialect.ptx.lower import (
 
 STAGES_ATTR = "coop.pipeline_stages"
 SHARED_LIMIT = 232448  # bytes of dynamic shared memory per CTA on sm_90 (227 KB)
+SCRATCH_BYTES = 16  # after the barriers: one st.shared.v4.b32 of retired sp-meta words
 _DTYPE = {Float16Type: "FLOAT16", BFloat16Type: "BFLOAT16", Float32Type: "FLOAT32"}
 
 
@@ -143,6 +146,7 @@ class Plan:
     buffer_offset: dict[AllocWorkgroupOp, int]  # bytes from the aligned dynamic-smem base
     barrier_offset: int
     smem_bytes: int
+    scratch_offset: int  # bytes: where consumers store retired sp-meta words (_retire_meta)
     sources: list[int]  # function argument indices read by async copies (tensor maps)
     boxes: dict[int, tuple[int, int]]  # arg -> (rows, cols) of its copies
     swizzle: dict[int, int] = field(default_factory=dict)  # arg -> swizzle bytes (0: none)
@@ -154,7 +158,6 @@ class Plan:
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
     tile_groups: int = 0  # persistent: the groups one tile fills (0: not persistent)
-    scratch_offset: int = -1  # bytes: where consumers store retired sp-meta words (_retire_meta)
 
 
 def _bytes(t: MemRefType) -> int:
@@ -253,11 +256,13 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
         offsets[b] = off
         off += -(-size // 1024) * 1024
     barrier_offset = off
-    smem = off + 16 * stages + 1024  # + alignment slack of the dynamic base
+    # full and empty barriers (8 bytes each per stage), the scratch words, the alignment slack
+    # of the dynamic base
+    smem = off + 16 * stages + SCRATCH_BYTES + 1024
     if smem > SHARED_LIMIT:
         raise _refuse(loop, f"{stages} stages need {smem} bytes of shared memory, more than the "
                             f"{SHARED_LIMIT} an sm_90 CTA may have (fewer stages or smaller tiles)")
-    plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem,
+    plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem, off + 16 * stages,
                 sorted(boxes), boxes, swizzle, args=args, blocks=blocks)
     _number_groups(fn, plan)
     if cluster_m not in (1, 2):
@@ -680,7 +685,7 @@ def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
             _retire_meta(lw)
 
 
-def _trip_count(plan: Plan) -> int | None:
+def _unrollable_trips(plan: Plan) -> int | None:
     """The staged loop's trip count where the consumers may run several of its iterations per
     trip of their loop: a constant trip count and exactly one `sparse_mma.mma_sp` in the loop (no
     `coop.mul_add`), accumulating into a loop-carried value that only the yield uses. None
@@ -705,9 +710,9 @@ def _trip_count(plan: Plan) -> int | None:
 def sparse_schedule(plan: Plan, options: Options) -> tuple[int, int]:
     """(K steps per 2:4 batch, batches left in flight at each `wgmma.wait_group`) of the
     consumers' staged loop: the options' `sparse_batch` and `sparse_in_flight` where the loop's
-    trip count (`_trip_count`) is a multiple of the iterations one trip then runs, batch x
+    trip count (`_unrollable_trips`) is a multiple of the iterations one trip then runs, batch x
     (1 + in flight); else the first of (1, in flight), (batch, 0) and (1, 0) it allows."""
-    trips = _trip_count(plan)
+    trips = _unrollable_trips(plan)
     if trips is None:
         return 1, 0
     b, f = options.sparse_batch, options.sparse_in_flight
@@ -744,8 +749,9 @@ def _unrolled_for(lw: RoleLowering, op: scf.ForOp) -> None:
         lw.tied = list(header.args[-len(extra):])
         lw.live_meta = list(lw.tied)
     block = op.body.block
-    stride = lw.idx_const(lw.unroll * int(step.const))
-    lw.loop_stack = getattr(lw, "loop_stack", []) + [(header, iv, stride)]
+    # the back edge passes the words of the batch still in flight (the trip's last)
+    lw.loop_stack.append(LoopFrame(header, iv, lw.idx_const(lw.unroll * int(step.const)),
+                                   lambda: list(lw.live_meta)))
     values, here = carried, Scalar(IndexType(), reg=iv)
     for part in range(lw.unroll):
         lw.part = part
@@ -753,16 +759,10 @@ def _unrolled_for(lw: RoleLowering, op: scf.ForOp) -> None:
         for arg, v in zip(block.args[1:], values):
             lw.vmap[arg] = v
         for o in block.ops:
-            if not isinstance(o, scf.YieldOp):
-                lw.lower_op(o)
-            elif part < lw.unroll - 1:
+            if isinstance(o, scf.YieldOp) and part < lw.unroll - 1:
                 values = [lw.vmap[v] for v in o.arguments]
             else:
-                nxt = lw.index_op("add", Scalar(IndexType(), reg=iv), stride)
-                regs = [lw.reg(nxt)] + [r for v in o.arguments for r in lw.flatten(lw.vmap[v])]
-                if lw.in_flight:
-                    regs += lw.live_meta
-                lw.emit(ptx.BraOp(header, regs))
+                lw.lower_op(o)
         if part < lw.unroll - 1:
             here = lw.index_op("add", here, step)
     lw.part = 0
@@ -1014,8 +1014,8 @@ def _commit_and_release(lw: RoleLowering, in_flight: int, groups: int = 1) -> No
     """Close the batch and wait until at most `in_flight` batches run. The batch issued
     `in_flight` batches earlier is then complete: release the stages of the `groups` groups it
     read, the ones ending `in_flight * groups` before g (the group of the last wait). A dense
-    product keeps one batch in flight (stage g - 1 freed); a 2:4 product none (stage g, or
-    g - 1 and g for a paired batch)."""
+    product keeps one batch in flight (stage g - 1 freed); a 2:4 product one (stage g - 1 freed,
+    `_unrolled_for`) or none (stage g, or g - 1 and g for a batch of two K steps)."""
     lw.emit(ptx.WgmmaCommitGroupOp())
     lw.emit(ptx.WgmmaWaitGroupOp(in_flight))
     lw.wgmma_in_flight = True
@@ -1105,8 +1105,8 @@ def _retire_meta(lw: RoleLowering) -> None:
     a `wgmma.wait_group` (the wgmma reads shared memory)."""
     words, lw.live_meta = lw.live_meta, []
     base = lw.inst(ptx.AddOp, ".u32", [lw.sh["smem"], lw.imm("b32", str(lw.plan.scratch_offset))], "b32")
-    while words:
-        n = 4 if len(words) >= 4 else 2 if len(words) >= 2 else 1
+    while words:  # st.shared.v4 / .v2 / scalar, each over the same SCRATCH_BYTES
+        n = next(n for n in (4, 2, 1) if n <= len(words))
         lw.emit(ptx.StOp(".shared" + (f".v{n}" if n > 1 else "") + ".b32", base, 0, words[:n]))
         words = words[n:]
 
@@ -1197,13 +1197,6 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
                            f"registers must each be 24..256 and fit the {pool(C)} the CTA is "
                            f"launched with ({launch_registers(C)} per thread)")
     schedule = sparse_schedule(plan, options)
-    if schedule[1]:  # 16 bytes for the retired sp-meta words (_retire_meta), after the barriers
-        plan.scratch_offset = plan.barrier_offset + 16 * S
-        plan.smem_bytes += 16
-        if plan.smem_bytes > SHARED_LIMIT:
-            raise op_error(fn, f"{S} stages need {plan.smem_bytes} bytes of shared memory with "
-                               f"sparse-in-flight, more than the {SHARED_LIMIT} an sm_90 CTA may "
-                               "have (fewer stages or smaller tiles)")
     blocks: list[Block] = []
     prologue: list[Operation] = []
     shared: dict = {"consts": {}, "cache": {}}

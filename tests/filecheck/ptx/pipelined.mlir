@@ -71,7 +71,7 @@ func.func @gemm_f16_wg(%A: memref<128x256xf16>, %Bt: memref<256x256xf16>, %D: me
 // LAUNCH: "block": [
 // LAUNCH-NEXT: 384,
 // 3 stages x (A 128x64 + B 256x64 f16 = 49152 bytes) + 3 x 16 bytes of mbarriers + 1024 for aligning the base:
-// LAUNCH: "dynamic_shared_bytes": 148528,
+// LAUNCH: "dynamic_shared_bytes": 148544,
 // LAUNCH: "kind": "tensor_map",
 // LAUNCH-NEXT: "arg": 0,
 // LAUNCH-NEXT: "data_type": "FLOAT16",
