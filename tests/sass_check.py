@@ -56,8 +56,8 @@ _LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 _REG = re.compile(r"^R(\d+)$")
 _GMMA = re.compile(r"^[HIQ]GMMA\.")  # f16/bf16/tf32, integer, fp8 warpgroup MMA
 _SPARSE = re.compile(r"^[HIQ]GMMA\.SP\.")
-# opcodes whose first operand is not a register they write
-_NO_DEST = ("ST", "STS", "STG", "STL", "RED", "BRA", "BAR", "SYNCS.ARRIVE", "WARPGROUP", "EXIT",
+# opcodes whose first operand is not a register they write (prefixes: ST covers STS, STG, STL)
+_NO_DEST = ("ST", "RED", "BRA", "BAR", "SYNCS.ARRIVE", "WARPGROUP", "EXIT",
             "RET", "NOP", "MEMBAR", "FENCE", "UTMA", "UBLKCP", "CCTL", "ERRBAR", "DEPBAR", "CALL",
             "WARPSYNC", "BSYNC", "BSSY", "YIELD", "ACQBULK", "UCGABAR")
 
@@ -86,7 +86,8 @@ def written(inst: Inst) -> set[int]:
     if not m:
         return set()
     r = int(m.group(1))
-    n = 4 if ".128" in inst.opcode else 2 if (".64" in inst.opcode or ".WIDE" in inst.opcode) else 1
+    mods = inst.opcode.split(".")[1:]  # e.g. LDS.64, IMAD.WIDE.U32 (not HGMMA's 64x256x32)
+    n = 4 if "128" in mods else 2 if ("64" in mods or "WIDE" in mods) else 1
     return set(range(r, r + n))
 
 
