@@ -28,7 +28,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FunctionType, MemRefType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop_nv2
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects import spirv_nv2 as nv2

@@ -26,7 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 TARGETS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 MAX_FRAGMENT_ELEMENTS = 512

@@ -58,7 +58,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop
 from coopdialect.dialects.coop_kernel import check_kernel_interface
 from coopdialect.dialects import gpu

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, coop_nv2
 from coopdialect.dialects import tensor_addr as ta
 from coopdialect.targets import Target

@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.ptx import RegType

@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import (BFloat16Type, DenseArrayBase, Float16Type, Fl
                                    IntegerType, MemRefType)
 from xdsl.ir import Block, Operation, SSAValue
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import sparse_mma as sm
 from coopdialect.dialects import gpu as cgpu
