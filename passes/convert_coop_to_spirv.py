@@ -63,11 +63,12 @@ from coopdialect.dialects import coop
 from coopdialect.dialects.coop_kernel import check_kernel_interface
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
+from coopdialect.dialects.spirv_dialect import SPIRV
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.requirements import apply_requirements
 
 _SPIRV_OPS: dict[str, type[Operation]] = {
-    cls.OPNAME: cls for cls in sp.SPIRV.operations if hasattr(cls, "OPNAME")
+    cls.OPNAME: cls for cls in SPIRV.operations if hasattr(cls, "OPNAME")
 }
 
 # arith.cmpi predicate number -> SPIR-V comparison (MLIR's CmpIPredicate order)
