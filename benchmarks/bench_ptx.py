@@ -8,8 +8,8 @@ python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (car
 
 `build` writes, per case, the IR (`examples/gemm_f16_wg.mlir`, `gemm_bf16_wg.mlir` and
 `sparse_gemm_f16_tiles_wg.mlir`'s kernels at that size (the 2:4 kernels take their metadata in
-tile order, `gen_gemm_wg.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
-`tools/gpu/gen_gemm_wg.py`), the PTX and launch description of
+tile order, `gemm_tiles.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
+`coopdialect.kernels.gemm_tiles`), the PTX and launch description of
 `coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx{persistent=true}' -t ptx`
 (dense and 2:4 alike), and for the 512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
 kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's tensor maps and
@@ -62,7 +62,7 @@ def _coop_opt(path: str, target: str, pipeline: str = PIPELINE) -> str:
 
 
 def build(out: str, sizes: list[int]) -> None:
-    from gen_gemm_wg import gemm_wg_ir, sparse_gemm_wg_ir
+    from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir
 
     os.makedirs(out, exist_ok=True)
     cases = []
@@ -125,7 +125,7 @@ def _expected_sparse(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     from coopdialect import api
     from coopdialect.interpreter.kernel import run_kernel
     from coopdialect.interpreter.sparse_mma import compress
-    from gen_gemm_wg import SPARSE_TYPES, meta_tile_order
+    from coopdialect.kernels.gemm_tiles import SPARSE_TYPES, meta_tile_order
 
     rng = np.random.default_rng(n)
     dense = rng.integers(-3, 4, (n, n)).astype(np.float64)
@@ -360,7 +360,7 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
         a, e, bt, want = ld("a"), ld("e"), ld("bt"), ld("d")
         oracle = "interpreter"
     else:
-        from gen_gemm_wg import SPARSE_TYPES, meta_tile_order
+        from coopdialect.kernels.gemm_tiles import SPARSE_TYPES, meta_tile_order
         dense, a, e, bt = _sparse_inputs(n, dt, n)
         e = meta_tile_order(e, TILE_M, SPARSE_TYPES[_short(dt)][1]).contiguous()
         want = (dense.double() @ bt.double().T).to(out_dt)  # exact sums, one rounding (f16)

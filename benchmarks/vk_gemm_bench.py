@@ -130,9 +130,22 @@ CHECKS = [("f16", 64, 64, 64, 32, 32, 16, 128, False),
           ("i8", 64, 128, 128, 32, 64, 64, 128, True)]
 
 
+def _check_inputs(m: int, n: int, k: int, dtype: str, b_col: bool, seed: int):
+    """Small-integer A (M x K), B (K x N, or Bt N x K with `b_col`) and a zero C."""
+    rng = np.random.default_rng(seed)
+    if dtype == "f16":
+        a = rng.integers(-4, 5, (m, k)).astype(np.float16)
+        b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+    else:
+        a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+        b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+        c = np.zeros((m, n), np.int32)
+    return a, (np.ascontiguousarray(b.T) if b_col else b), c
+
+
 def _build_checks(out: str, exe: str, api) -> list[dict]:
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from test_distribute_coop_workgroup import _data, gemm_ir  # the property test's kernels
+    from coopdialect.kernels.gemm_tiles import workgroup_gemm_ir as gemm_ir
 
     cases = []
     for i, (dtype, m, n, k, bm, bn, bk, inv, b_col) in enumerate(CHECKS):
@@ -144,7 +157,7 @@ def _build_checks(out: str, exe: str, api) -> list[dict]:
         spv = os.path.join(out, name + ".spv")
         subprocess.run([exe, src, "-p", PIPELINE, "-t", "spirv", "-o", spv], check=True)
         subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv], check=True)
-        a, b, c, _ = _data(m, n, k, dtype, b_col, i)
+        a, b, c = _check_inputs(m, n, k, dtype, b_col, i)
         grid = (n // bn, m // bm, 1)
         module = api.parse(text, src)
         api.run_kernel(module, "g", [a, b, c], grid)

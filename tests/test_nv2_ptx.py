@@ -359,9 +359,7 @@ def test_coopmat2_gemm_two_warpgroups_runs_like_the_interpreter(shift: int) -> N
     simulator computes wgmma from the shared-memory descriptors as the ISA defines them.
     With A and B 16-byte aligned the staging takes the ld.global.v4 path, with both moved by
     2 bytes the element path."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-    from gen_coopmat2_gemm import coopmat2_gemm_ir, grid
+    from coopdialect.kernels.coopmat2_gemm import coopmat2_gemm_ir, grid
 
     rng = np.random.default_rng(8)
     bufs = [rng.integers(-4, 5, (128, 64)).astype(np.float16),

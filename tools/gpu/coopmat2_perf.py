@@ -24,7 +24,7 @@ def main(argv: list[str]) -> None:
     import torch
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from gen_coopmat2_gemm import coopmat2_gemm_ir, grid
+    from coopdialect.kernels.coopmat2_gemm import coopmat2_gemm_ir, grid
     from gpu_check_common import median_seconds
 
     from coopdialect import api

@@ -99,7 +99,7 @@ class Case:
 
 def example_sources() -> list[tuple[str, str, str, str, tuple]]:
     """(name, IR text, source name, kernel, grid) of the examples and the generated GEMM."""
-    from gen_coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
+    from coopdialect.kernels.coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
     out = [(n, (ROOT / p).read_text(), p, k, g) for n, p, k, g in EXAMPLES]
     out.append(("gemm_coopmat2_gen", coopmat2_gemm_ir(256, 512, 128),
                 "gen_coopmat2_gemm(256,512,128)", "gemm_coopmat2", gemm_grid(256, 512)))
@@ -205,7 +205,7 @@ def run(count: int, perf: list[int], out: Path | None, device="cuda") -> int:
 
 def _perf(dev, n: int) -> str:
     import torch
-    from gen_coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
+    from coopdialect.kernels.coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
 
     from coopdialect import api
 

@@ -25,7 +25,7 @@ from gpu_check_common import bytes_differ, options, report, run_cases, timed  # 
 
 
 def run(count: int, perf: list[int], out: Path | None, extra: list = ()) -> int:
-    from gen_gemm import gemm_f16_ir
+    from coopdialect.kernels.gemm_subgroup import gemm_f16_ir
     from ptx_cases import (check_model, elementwise_cases, example_cases, fragment_cases,
                            interpreter_outputs, wgmma_cases)
 

@@ -63,7 +63,7 @@ def compress_24(dense: np.ndarray):
 
 
 def run(count: int, perf: list[int], out: Path | None) -> int:
-    from gen_sparse_gemm import sparse_gemm_ir
+    from coopdialect.kernels.sparse_gemm import sparse_gemm_ir
 
     from coopdialect import api
     from coopdialect.runtime import open_device, run_kernel

@@ -2,7 +2,7 @@
 
     python3 -P tools/gpu/stage_check.py [--device cuda|vulkan|interp] [--size 512] [--out DIR]
 
-For each kernel of tools/gpu/gen_gemm_wg.py (dense f16, dense bf16, 2:4 sparse f16) at
+For each kernel of coopdialect.kernels.gemm_tiles (dense f16, dense bf16, 2:4 sparse f16) at
 M = N = K = size and each stage count 2..4, runs
 
     coop-run K.mlir --grid N/256,M/128,1 --device D --pipeline 'pipeline-coop-loads{stages=S}' --check
@@ -18,7 +18,6 @@ on the interpreter (no GPU): staged kernel vs original.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -30,20 +29,13 @@ HERE = Path(__file__).resolve().parent
 META = [i | (j << 2) for i in range(4) for j in range(i + 1, 4)]  # the six valid 2:4 values
 
 
-def _gen():
-    spec = importlib.util.spec_from_file_location("gen_gemm_wg", HERE / "gen_gemm_wg.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "vulkan", "interp"])
     ap.add_argument("--size", type=int, default=512, help="M = N = K (multiple of 256)")
     ap.add_argument("--out", help="directory for the kernels and inputs (default: a temp dir)")
     a = ap.parse_args(argv)
-    gen = _gen()
+    from coopdialect.kernels import gemm_tiles as gen
     out = Path(a.out or tempfile.mkdtemp(prefix="stage_check_"))
     out.mkdir(parents=True, exist_ok=True)
     n = a.size

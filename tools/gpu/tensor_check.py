@@ -106,7 +106,7 @@ def _driver_alternatives(case: dict, buf: np.ndarray, mat: np.ndarray, want) -> 
 def cases(n_cases: int = 60, seed: int = 2026, probes: bool = False):
     """Every case of the check, in order (deterministic for given arguments)."""
     import tensor_ir
-    from gen_coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
+    from coopdialect.kernels.coopmat2_gemm import coopmat2_gemm_ir, grid as gemm_grid
 
     from coopdialect import api
 

@@ -1,16 +1,17 @@
-"""Size-parametrized coopmat2 GEMM (the shape of examples/gemm_coopmat2_f16.mlir, tuned as
-shared/docs/h200.md advises): `python tools/gpu/gen_coopmat2_gemm.py M N K`.
+"""A cooperative-matrix-2 GEMM at any size (the form of examples/gemm_coopmat2_f16.mlir with B
+row-major, a 128×256 tile and K step 64).
 
-C[M,N] (f32) = A[M,K] (f16, row-major) · B[K,N] (f16, row-major). One workgroup of 256
-invocations owns a 128×256 tile of C as ONE workgroup-scope accumulator; one plain K loop (one
+C[M,N] (f32) = A[M,K] (f16, row-major) · B[K,N] (f16, row-major), sizes in elements; loads and
+the store through tensor layouts (SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix2). One
+workgroup of 256 invocations owns a 128×256 tile of C as ONE workgroup-scope accumulator; one plain K loop (one
 OpLoopMerge) with K step 64 loads a 128×64 slice of A and a 64×256 slice of B through
-tensor layouts (clamp mode Undefined by default: the tiles stay inside the matrices). All tiles fit the H200's workgroup granularity for 256 invocations
-(32×32×16). Dispatch grid = (N/256, M/128, 1). M must be a multiple of 128, N of 256, K of 64.
+tensor layouts (clamp mode Undefined by default: the tiles stay inside the matrices). All tiles
+fit the H200's Vulkan workgroup granularity for 256 invocations (32×32×16, its
+VkCooperativeMatrixFlexibleDimensionsPropertiesNV). Dispatch grid `grid(M, N)` =
+(N/256, M/128, 1). M must be a multiple of 128, N of 256, K of 64.
 """
 
 from __future__ import annotations
-
-import sys
 
 TM, TN, TK = 128, 256, 64
 INVOCATIONS = 256
@@ -19,10 +20,12 @@ INVOCATIONS = 256
 def coopmat2_gemm_ir(m: int, n: int, k: int, name: str = "gemm_coopmat2", clamp: str = "Undefined") -> str:
     """The kernel's IR text for the given sizes (elements). `clamp` is the layouts' Tensor Clamp
     Mode: Undefined (default; the tiles never leave the matrices, and no clamping is fastest) or
-    any other mode. Raises ValueError for sizes that are not multiples of the tile (M % 128,
+    any other Tensor Clamp Mode (the parser refuses a name that is none). Arguments
+    `(%A: memref<MxKxf16>, %B: memref<KxNxf16>, %C: memref<MxNxf32>)`. Raises ValueError for sizes that are not multiples of the tile (M % 128,
     N % 256, K % 64) or that overflow the 32-bit index."""
-    if m % TM or n % TN or k % TK:
-        raise ValueError(f"M, N, K must be multiples of {TM}, {TN}, {TK}")
+    if m % TM or n % TN or k % TK or min(m, n, k) <= 0:
+        raise ValueError(f"M, N, K must be positive multiples of {TM}, {TN}, {TK} "
+                         f"(got {m} {n} {k})")
     if max(m, n, k) >= 2**31 // 2:
         raise ValueError("sizes must fit the 32-bit SPIR-V index")
     return f"""// coopmat2 GEMM at M={m} N={n} K={k}: grid = ({n // TN}, {m // TM}, 1), {INVOCATIONS} invocations
@@ -75,9 +78,5 @@ func.func @{name}(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>, %C: memref<{
 
 
 def grid(m: int, n: int) -> tuple[int, int, int]:
+    """The dispatch grid (workgroups along x, y, z) of `coopmat2_gemm_ir(m, n, k)`."""
     return (n // TN, m // TM, 1)
-
-
-if __name__ == "__main__":
-    m, n, k = (int(x) for x in sys.argv[1:4])
-    sys.stdout.write(coopmat2_gemm_ir(m, n, k, clamp=sys.argv[4] if len(sys.argv) > 4 else "Undefined"))
