@@ -18,6 +18,7 @@ runner).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np

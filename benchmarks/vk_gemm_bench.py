@@ -7,7 +7,7 @@ python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT   # on the H200
 ```
 
 `build` takes each dtype's example forms (EXAMPLES: the coopmat2 workgroup form
-`examples/gemm_{f16,s8}_coopmat2_vk.mlir`, the fastest structure tools/gpu/vk_gemm_sweep.py
+`examples/gemm_{f16,s8}_coopmat2_vk.mlir`, the fastest structure benchmarks/vk_gemm_sweep.py
 measured, for the `vk_f16` / `vk_s8` rows; the KHR subgroup form `examples/gemm_{f16,s8}_vk.mlir`
 through PIPELINE and VARIANTS as variant rows), written at 8192³ (the size S variants replace
 8192 by S, nothing else), compiles each with `coop-opt FILE -p PIPELINE -t spirv`, validates with
@@ -19,7 +19,7 @@ bit for bit (f16: small-integer data, whose f32 sums are exact, against the f32 
 against torch._int_mm). Timing: the runner's timestamp benchmark (device-local buffers, 3 warm-up
 + 10 timed dispatches, median); torch.matmul (f16, cuBLAS) and torch._int_mm (s8; the faster of
 B row-major and B column-major, which cuBLASLt's int8 kernels want) with CUDA events (5 warm-up
-+ 10, median) in the same process, in 5 alternating rounds (`gpu_check_common.interleaved_medians`).
++ 10, median) in the same process, in 5 alternating rounds (`gpu_timing.interleaved_medians`).
 FLOP = 2·S³. Writes `vulkan.json` (keys of benchmarks/results/ptx.json: name, device, m, n, k, dtype, tflops, baseline, baseline_tflops,
 ratio, exact, command, date) and a text table into --out.
 """
@@ -52,7 +52,7 @@ VARIANTS = {
     "workgroup_scope_unstaged": "convert-coop-to-spirv",
 }
 # Each dtype's example forms: (variant, file, kernel, tile rows x cols, pipeline). The first is
-# the benchmark's row (`vk_f16` / `vk_s8`): the fastest structure tools/gpu/vk_gemm_sweep.py
+# the benchmark's row (`vk_f16` / `vk_s8`): the fastest structure benchmarks/vk_gemm_sweep.py
 # measured, the coopmat2 workgroup form; the KHR subgroup form staged through workgroup memory
 # follows as a variant (with VARIANTS' pipelines over it) at the largest size.
 CM2_PIPELINE = "fold-tensor-views,convert-coop-to-spirv"
@@ -169,16 +169,16 @@ def _build_checks(out: str, exe: str, api) -> list[dict]:
 
 
 def _torch_ns(fn, reps: int = 20) -> float:
-    from gpu_check_common import median_seconds  # tools/gpu, on the path in run()
+    from gpu_timing import median_seconds  # benchmarks/, on the path in run()
     return median_seconds(fn, reps) * 1e9
 
 
 def run(folder: str, out: str) -> None:
     import torch
 
-    sys.path[:0] = [os.path.join(ROOT, "tools", "gpu"), os.path.join(os.getcwd(), "tools", "gpu")]
+    sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.getcwd(), "benchmarks")]
     from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError
-    from gpu_check_common import interleaved_medians
+    from gpu_timing import interleaved_medians
 
     with open(os.path.join(folder, "cases.json")) as f:
         meta = json.load(f)

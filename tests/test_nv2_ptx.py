@@ -8,7 +8,7 @@
   and clips; operands constant or run-time values), and compared with the interpreter's
   `tensor_element_indices` on every element whose address is used.
 * Random cases through ptxas; one-line diagnostics for what is not lowered.
-The whole kernels run on the H200 through tools/gpu/nv2_ptx_check.py.
+The whole kernels run on a GPU in tests/gpu/test_gpu_nv2_ptx.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from coopdialect.interpreter.tensor_addr import (AddressingError, LayoutValue, V
 from coopdialect.ptx import affine as af
 import coopdialect.ptx.lower  # noqa: F401  (registers every rule in RULES)
 from coopdialect.ptx.kernel_lowering import RULES, Scalar
-from coopdialect.tools.gpu.nv2_ptx_check import compile_ptx
+from tensor_cases import compile_ptx
 from test_ptx_ptxas import _ptxas, find_ptxas
 
 M64 = (1 << 64) - 1

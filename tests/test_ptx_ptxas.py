@@ -2,7 +2,7 @@
 
 Cases: both example GEMMs, the randomized fragment cases (every mma.sync type and both
 accumulate types, load/store layouts, element-wise ops, conversions) and the wgmma cases of
-tools/gpu/ptx_cases.py, plus the GEMM at sm_80. ptxas must exit 0 and print nothing: an info
+tests/ptx_cases.py, plus the GEMM at sm_80. ptxas must exit 0 and print nothing: an info
 C7519/C7517 (an injected warpgroup.arrive/wait) means a missing wgmma fence. A missing ptxas
 is a failure, not a skip.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from coopdialect.tools.gpu.ptx_cases import (compile_case, elementwise_cases, example_cases, fragment_cases,
+from ptx_cases import (compile_case, elementwise_cases, example_cases, fragment_cases,
                                              wgmma_cases)
 
 PTXAS_FALLBACK = "/usr/local/bin/ptxas"

@@ -80,7 +80,7 @@ def test_khr_gemm(tmp_path):
 
 
 def test_khr_gemm_push_constants(tmp_path):
-    module, name = raised(glslang("tools/gpu/testdata/coopmat_khr_f16_f32.comp", tmp_path))
+    module, name = raised(glslang("tests/data/coopmat_khr_f16_f32.comp", tmp_path))
     rng = np.random.default_rng(2)
     M, N, K = 32, 48, 32
     a, b = ints(rng, M * K, np.float16), ints(rng, K * N, np.float16)
@@ -107,7 +107,7 @@ def test_nv_loop_and_conversion(tmp_path):
 
 
 def test_scalar_shader_with_selection(tmp_path):
-    module, name = raised(glslang("tools/gpu/testdata/trivial.comp", tmp_path))
+    module, name = raised(glslang("tests/data/trivial.comp", tmp_path))
     rng = np.random.default_rng(4)
     n = 128
     a, b, o = ints(rng, n, np.float32), ints(rng, n, np.float32), np.zeros(n, np.float32)
@@ -216,7 +216,7 @@ def test_lower_write_read_raise_preserves_results(trips, ops, then_op, else_op, 
 def test_coop_run_interprets_glslang_output(tmp_path):
     """`coop-run shader.spv`: storage buffers and push constants from --input, D = A·B + C."""
     spv = tmp_path / "gemm.spv"
-    spv.write_bytes(glslang("tools/gpu/testdata/coopmat_khr_f16_f32.comp", tmp_path))
+    spv.write_bytes(glslang("tests/data/coopmat_khr_f16_f32.comp", tmp_path))
     rng = np.random.default_rng(7)
     M, N, K = 16, 32, 32
     arrays = [ints(rng, M * K, np.float16), ints(rng, K * N, np.float16), ints(rng, M * N, np.float32),

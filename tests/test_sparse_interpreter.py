@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from coopdialect import api
 from coopdialect.interpreter.common import InterpreterError
-from coopdialect.tools.gpu.sparse_cases import Variant, inputs, kernel_ir, type_combos
+from sparse_cases import Variant, inputs, kernel_ir, type_combos
 
 PAIRS = {0x4: (0, 1), 0x8: (0, 2), 0xC: (0, 3), 0x9: (1, 2), 0xD: (1, 3), 0xE: (2, 3)}
 

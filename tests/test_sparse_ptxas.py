@@ -1,6 +1,6 @@
 """Every variant of `wgmma.mma_async.sp` that convert-coop-to-ptx emits goes through ptxas.
 
-Variants (tools/gpu/sparse_cases.py `ptxas_variants`): every (.atype, .btype, .dtype) of the
+Variants (tests/sparse_cases.py `ptxas_variants`): every (.atype, .btype, .dtype) of the
 instruction (f16->f16/f32, bf16, tf32, e4m3/e5m2 in all four mixes -> f16/f32, s8/u8 in all four
 mixes -> s32) x SS and RS x {plain, sp-sel 1 where it exists, scale-d 0, negation (floats) or
 .satfinite (integers), imm-trans-b / imm-trans-a (f16/bf16, SS only for A)} x three N per type
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from coopdialect import api
-from coopdialect.tools.gpu.sparse_cases import kernel_ir, ptxas_variants, type_combos
+from sparse_cases import kernel_ir, ptxas_variants, type_combos
 from validators import ptxas as find_ptxas
 
 
@@ -56,7 +56,7 @@ def test_every_variant_assembles(tmp_path: Path) -> None:
 
 def test_versions() -> None:
     """.version 8.2 for wgmma.sp; 8.4 for the .s8.u8 / .u8.s8 mixes (PTX ISA notes)."""
-    from coopdialect.tools.gpu.sparse_cases import Variant
+    from sparse_cases import Variant
     ptx = api.compile_to_ptx(api.parse(kernel_ir(Variant("s8", "s8", "s32")), "x"))
     assert ".version 8.2" in ptx and ".target sm_90a" in ptx
     ptx = api.compile_to_ptx(api.parse(kernel_ir(Variant("s8", "u8", "s32")), "x"))
@@ -67,6 +67,6 @@ def test_versions() -> None:
 def test_target_gate(target: str) -> None:
     from xdsl.utils.exceptions import DiagnosticException
 
-    from coopdialect.tools.gpu.sparse_cases import Variant
+    from sparse_cases import Variant
     with pytest.raises(DiagnosticException, match="sm_90a"):
         api.compile_to_ptx(api.parse(kernel_ir(Variant("f16", "f16", "f32")), "x"), target)

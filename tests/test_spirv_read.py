@@ -78,7 +78,7 @@ def coop_type(text: str, elem: str, rows: int, cols: int, use: int) -> str:
 
 
 def test_entry_point_name_and_function_name_are_both_kept(tmp_path):
-    text = dis(glslang("tools/gpu/testdata/trivial.comp", tmp_path), tmp_path)
+    text = dis(glslang("tests/data/trivial.comp", tmp_path), tmp_path)
     renamed = asm(sub(text, r'OpName %main "main"', 'OpName %main "entry"'), tmp_path)
     out = dis(serialize(deserialize(renamed)), tmp_path)
     assert re.search(r'OpEntryPoint GLCompute %entry "main"', out), out
@@ -215,7 +215,7 @@ def test_coop_opt_reads_spv(tmp_path):
 # -- corrupt binaries ----------------------------------------------------------------------------
 
 FUZZ_SOURCES = ["tests/data/coopmat_khr.comp", "tests/data/coopmat2_tensor_ops.comp",
-                "tests/data/coopmat_nv_length.comp", "tools/gpu/testdata/trivial.comp"]
+                "tests/data/coopmat_nv_length.comp", "tests/data/trivial.comp"]
 
 
 def mutants(data: bytes, rng: random.Random, n: int):

@@ -1,14 +1,13 @@
-"""tools/gpu/spirv_read_check.py without a GPU: the glslang binaries it ships to the GPU machine
-are what glslang makes of the shaders today, they and their rewrites pass spirv-val, and the
-check itself passes with the interpreter (on the raised binaries) standing in for Vulkan."""
+"""tests/gpu/test_gpu_spirv_read.py without a GPU: the glslang binaries it ships to the GPU
+machine are what glslang makes of the shaders today, they and their rewrites pass spirv-val, and
+its cases pass with the interpreter (on the raised binaries) standing in for Vulkan."""
 
 from __future__ import annotations
 
 import inspect
-import sys
-from pathlib import Path
 
 import numpy as np
+import spirv_read_cases as check
 from validators import spirv_tool, spirv_val
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, IntegerType, MemRefType, ModuleOp
@@ -16,32 +15,24 @@ from xdsl.dialects.builtin import Float32Type, IntegerType, MemRefType, ModuleOp
 from coopdialect import api
 from coopdialect.spirv.reader import deserialize
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-import spirv_read_check as check  # noqa: E402
-
 
 def test_committed_glslang_binaries_are_up_to_date_and_valid(tmp_path):
     for name, (src, _) in check.CASES.items():
         fresh = check.compile_glslang(src, tmp_path / f"{name}.spv", spirv_tool("glslangValidator"))
         assert check.binary_path(src).read_bytes() == fresh, (
             f"{check.binary_path(src)} is not glslang's binary of {src}: "
-            "run `python tools/gpu/spirv_read_check.py --regen`")
+            "run `python tests/spirv_read_cases.py --regen`")
         spirv_val(fresh, tmp_path, f"{name}_glslang.spv")
         spirv_val(check.rewrite(fresh, src), tmp_path, f"{name}_rewrite.spv")
 
 
 class InterpreterContext:
-    """VulkanContext's surface that the check uses; a dispatch raises the binary
+    """VulkanContext's surface that the cases use; a dispatch raises the binary
     (raise-spirv-to-coop) and interprets it, push constants becoming the kernel's trailing
     scalar arguments (4-byte members in declaration order, as std430 lays them out)."""
 
-    dispatches: list = []
-
-    def __init__(self, validation=None):
-        pass
-
-    def device_info(self):
-        return {"name": "interpreter", "driver_version": "-", "api_version": "-"}
+    def __init__(self):
+        self.dispatches = []
 
     def run_compute(self, spirv, buffers, grid, entry="main", *, push_constants=None):
         module = ModuleOp([deserialize(spirv)])
@@ -59,22 +50,26 @@ class InterpreterContext:
         self.dispatches.append((entry, grid, push_constants))
         return args[:len(buffers)]
 
-    def close(self):
-        pass
 
-
-def test_check_passes_with_the_interpreter_as_the_device(monkeypatch, tmp_path):
+def test_cases_pass_with_the_interpreter_as_the_device():
     from coopdialect.runtime import vulkan_ctypes
 
     real = inspect.signature(vulkan_ctypes.VulkanContext.run_compute).parameters
     assert {"entry", "push_constants"} <= set(real)  # the stand-in's surface is the real one's
-    assert all(hasattr(vulkan_ctypes.VulkanContext, n) for n in ("device_info", "close"))
-    monkeypatch.setattr(vulkan_ctypes, "VulkanContext", InterpreterContext)
-    InterpreterContext.dispatches = []
-    assert check.main(["--out", str(tmp_path)]) == 0
-    lines = (tmp_path / "spirv_read_check.txt").read_text().splitlines()
-    assert lines[1:-1] == [f"[PASS] {n}: rewrite == glslang's binary: True; both == numpy model: True"
-                           for n in check.CASES]
-    assert lines[-1].startswith("5/5 cases")
-    assert len(InterpreterContext.dispatches) == 2 * len(check.CASES)
-    assert InterpreterContext.dispatches[0] == ("main", (4, 4, 1), np.array([64] * 3, np.uint32).tobytes())
+    ctx = InterpreterContext()
+    names = []
+    for name, theirs, ours, inputs, expected, grid, push in check.prepared():
+        got = check.dispatch(ctx, theirs, ours, inputs, grid, push)
+        assert check.verdict(got, expected) is None, (name, check.verdict(got, expected))
+        names.append(name)
+    assert names == list(check.CASES)
+    assert len(ctx.dispatches) == 2 * len(check.CASES)
+    assert ctx.dispatches[0] == ("main", (4, 4, 1), np.array([64] * 3, np.uint32).tobytes())
+
+
+def test_verdict_names_what_differs():
+    got = {"glslang": [np.zeros(4, np.float32), np.ones(2, np.float32)],
+           "rewrite": [np.zeros(4, np.float32), np.array([1, -0.0], np.float32)]}
+    assert check.verdict(got, {1: np.ones(2, np.float32)}) == (
+        "rewrite != glslang in buffer 1; rewrite != numpy model in buffer 1")
+    assert check.verdict(got, {0: np.zeros(4, np.float32)}) is None

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The wheels that let the GPU machine (no network, Python 3.12) run coopdialect: xDSL and its
-# pure-Python dependencies, ml_dtypes, pytest (tools/gpu checks import helpers from tests/), and
+# pure-Python dependencies, ml_dtypes, pytest (the GPU tests, tests/gpu/), and
 # setuptools + wheel to build coopdialect itself there. Writes .whl/ (git-ignored: carry it).
 #
 #   bash tools/gpu_wheelhouse.sh [PYTHON_VERSION]                      # here, once (default 3.12)
 #   python3 -m pip install -q --no-index --find-links .whl --no-deps --target /tmp/py \
-#       $(cat .whl/requirements.txt) . && export PYTHONPATH=/tmp/py    # there (tools/gpu/run_examples.sh)
+#       $(cat .whl/requirements.txt) . && export PYTHONPATH=/tmp/py    # there (docs/runtime.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pyver=${1:-3.12}

@@ -2,6 +2,7 @@
 # README command (2): install everything the tests need on a fresh machine, then run every test.
 #
 #   bash tools/test.sh            # venv + packages + Khronos tools, then lit (FileCheck) and pytest
+#                                 # (every test but the GPU tests of tests/gpu/, marker `gpu`)
 #
 # What it installs: a virtual environment in .venv with coopdialect, its test extras (among them
 # NVIDIA's nvdisasm wheel, for the SASS checks of tests/sass_check.py) and the [cuda] extra (cuda-bindings: the CUDA runner's no-driver path is tested against it), and
@@ -26,4 +27,5 @@ command -v ptxas >/dev/null || { echo "error: ptxas (CUDA) not found on PATH or 
 echo "== FileCheck tests (lit)"
 .venv/bin/lit -q tests/filecheck
 echo "== pytest"
-.venv/bin/python -m pytest tests -p no:cacheprovider "$@"
+# the gpu-marked tests (tests/gpu/) need a GPU: docs/runtime.md, "On a GPU"
+.venv/bin/python -m pytest tests -p no:cacheprovider -m "not gpu" "$@"

@@ -93,7 +93,7 @@ class CudaDevice(Device):
 
     def load(self, ptx_text: str, description: dict) -> Program:
         """Load PTX text (driver JIT) whose kernels `description` (a PTX launch description)
-        describes; for PTX built elsewhere (tools/gpu checks ship PTX + description)."""
+        describes; for PTX built elsewhere (a benchmark ships PTX + description)."""
         launches = parse_launch(description)
         mod = self._call("cuModuleLoadData", ptx_text.encode() + b"\0")
         self._modules.append(mod)

@@ -128,7 +128,7 @@ class VulkanDevice(Device):
             return self.load(emit_spirv(lowered))
 
     def load(self, spirv: bytes) -> Program:
-        """A program of SPIR-V built elsewhere (tools/gpu checks ship .spv files); its
+        """A program of SPIR-V built elsewhere (glslang's binaries, tests/data/*.spv); its
         features are the driver's to check."""
         return Program("vulkan", bytes(spirv), {})
 

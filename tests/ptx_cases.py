@@ -1,8 +1,8 @@
 """Kernel cases for the PTX backend: coop IR text, inputs, and exact expected outputs.
 
-Used by tests/test_ptx_ptxas.py (every case through ptxas), tools/gpu/ptx_check.py (every
-case on the H200: the reference there is the coop interpreter, `interpreter_outputs`, checked
-against this model by `check_model` at build time) and tests/test_ptx_cases_interpreter.py.
+Used by tests/test_ptx_ptxas.py (every case through ptxas), tests/gpu/test_gpu_ptx.py (every
+case on a GPU: the reference there is the coop interpreter, `interpreter_outputs`, checked
+against this model by `check_model` first) and tests/test_ptx_cases_interpreter.py.
 `Case.expected` comes from an exact numpy model of the coop
 semantics (coop.py docstrings): loads/stores gather and scatter `buf[offset + r*stride + c]`
 (RowMajor) or `buf[offset + c*stride + r]` (ColumnMajor) in a flat buffer; mul_add is computed
@@ -21,7 +21,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "si8": np.int8,
       "ui8": np.uint8, "i8": np.int8, "si32": np.int32, "ui32": np.uint32, "i32": np.int32,

@@ -1,7 +1,8 @@
-"""Which Vulkan GEMM structure does the NVIDIA driver make fastest? (issue 12's experiments)
+"""Which Vulkan GEMM structure does the NVIDIA driver make fastest? A sweep of GEMM structures.
 
-    python tools/gpu/vk_gemm_sweep.py build build/vksweep     # here: variants -> .spv + manifest
-    python3 build/vksweep/vk_gemm_sweep.py run build/vksweep --out $OUT   # on the H200
+    python benchmarks/vk_gemm_sweep.py build build/vksweep     # here: variants -> .spv + manifest
+    python3 build/vksweep/vk_gemm_sweep.py run build/vksweep --out $OUT   # on the GPU, from the
+                                                                           # repository root
     (the run needs the .gl loader debs unpacked first and coopdialect installed: its
     runtime.vulkan_ctypes runs the modules; `build --only REGEX` builds a subset)
 
@@ -237,7 +238,7 @@ class Cm2:
 
 
 def cm2_ir(v: Cm2, s: int) -> str:
-    """coop IR of a coopmat2 workgroup-scope GEMM (gen_coopmat2_gemm.py's shape, parametrized)."""
+    """coop IR of a coopmat2 workgroup-scope GEMM (coopdialect.kernels.coopmat2_gemm's shape, parametrized)."""
     # s8: signless i8/i32 components with the KHR signedness operands (as examples/gemm_s8_vk.mlir),
     # so the accumulator starts from an arith zero like the f16 one
     et, ct, z, zc = (("f16", "f32", "0.0 : f16", "0.0 : f32") if v.dtype == "f16"
@@ -382,7 +383,7 @@ def build(folder: str, only: str = "") -> None:
 
 def _torch_time(fn) -> float:
     """Nanoseconds per call of a torch baseline."""
-    from gpu_check_common import median_seconds  # tools/gpu, on the path in run()
+    from gpu_timing import median_seconds  # benchmarks/, on the path in run()
     return median_seconds(fn) * 1e9
 
 
@@ -390,7 +391,7 @@ def run(folder: str, out: str | None, budget: float, finalists: int) -> None:
     import numpy as np
     import torch
 
-    sys.path[:0] = [HERE, os.path.join(os.getcwd(), "tools", "gpu")]
+    sys.path[:0] = [HERE, os.path.join(os.getcwd(), "benchmarks")]
     from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError
 
     t_start = time.time()

@@ -1,66 +1,15 @@
-"""What the GPU checks share: options, the case loop, byte comparison, the report, a torch timer.
+"""The GPU benchmarks' timing protocols: a torch/CUDA-event timer, alternating rounds, sustained
+blocks at the clock a kernel holds under the power cap, and an SM clock sampler.
 
-The checks run on the GPU machine with coopdialect installed there (tools/gpu_wheelhouse.sh):
-they build each case, take its expected outputs from the interpreter and launch it through
-coopdialect.runtime. torch is imported only for the cuBLAS baselines (`timed`).
+Imported by benchmarks/bench_ptx.py, vk_gemm_bench.py and the other benchmarks beside it (run on
+the GPU machine with coopdialect installed, docs/runtime.md); torch is imported only when a
+torch baseline is timed. tests/test_gpu_timing.py checks what each protocol samples on fake
+timers and a fake host clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from pathlib import Path
-
-import numpy as np
-
-
-def options(argv: list[str], count: int) -> tuple[int, list[int], Path | None]:
-    """(--count N, --perf N,N..., --out DIR) of a check's command line."""
-    def value(flag: str):
-        return argv[argv.index(flag) + 1] if flag in argv else None
-
-    perf = value("--perf")
-    return (int(value("--count") or count), [int(x) for x in perf.split(",")] if perf else [],
-            Path(value("--out")) if value("--out") else None)
-
-
-def bytes_differ(got: list[np.ndarray], expected: dict[int, np.ndarray]) -> tuple[int, int]:
-    """(bytes that differ, bytes compared) between buffers `got[i]` and `expected[i]`."""
-    bad = size = 0
-    for i, want in expected.items():
-        g = np.ascontiguousarray(got[i]).view(np.uint8)
-        bad += int(np.count_nonzero(g != np.ascontiguousarray(want).view(np.uint8)))
-        size += g.size
-    return bad, size
-
-
-def run_cases(cases: Iterable, run_one: Callable[[object], str], group: Callable[[object], str]
-              ) -> tuple[list[str], int, int, dict[str, list[int]]]:
-    """Run every case (`run_one` returns "PASS" or a failure text and never raises);
-    (one `STATUS name` line each, passed, failed, {group: [passed, all]})."""
-    lines, passed, failed, groups = [], 0, 0, {}
-    for c in cases:
-        try:
-            status = run_one(c)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            status = f"ERROR {type(e).__name__}: {e}"
-        ok = status == "PASS"
-        passed += ok
-        failed += not ok
-        g = groups.setdefault(group(c), [0, 0])
-        g[0] += ok
-        g[1] += 1
-        lines.append(f"{status:8s} {c.name}")
-    return lines, passed, failed, groups
-
-
-def report(lines: list[str], out: Path | None, file_name: str, failed: int) -> int:
-    """Print the lines, also write them to OUT/FILE_NAME; exit status 0 when nothing failed."""
-    text = "\n".join(lines)
-    print(text)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / file_name).write_text(text + "\n")
-    return 0 if failed == 0 else 1
+from collections.abc import Callable
 
 
 def median_seconds(f: Callable[[], object], reps: int = 20, warm: int = 5) -> float:

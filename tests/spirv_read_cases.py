@@ -1,21 +1,18 @@
-"""Run glslang's cooperative-matrix shaders as glslang wrote them and as coopdialect's reader and
-writer rewrote them, on the H200 through Vulkan, and compare both with numpy models of the GLSL.
+"""glslang's cooperative-matrix shaders, the reader+writer's rewrite of their binaries, and numpy
+models of what they compute: the cases of tests/gpu/test_gpu_spirv_read.py (on a Vulkan GPU)
+and tests/test_spirv_read_check.py (here, the interpreter standing in for the GPU).
 
-    python3 tools/gpu/spirv_read_check.py [--seed 2026] [--out D]   # on the GPU (coopdialect installed)
-    python tools/gpu/spirv_read_check.py --regen                    # here: glslang -> testdata/*.spv
+    python tests/spirv_read_cases.py --regen      # after a .comp or glslang changes
 
-The GPU machine has no glslang, so glslang's binaries are committed: `tools/gpu/testdata/X.spv` is
+The GPU machine has no glslang, so glslang's binaries are committed: `tests/data/X.spv` is
 `glslangValidator -V --target-env vulkan1.3 -DSCOPE_SUBGROUP=<the grammar's Scope Subgroup>` of
-the case's `X.comp` (`--regen` rewrites them). tests/test_spirv_read_check.py compiles every
-shader again and requires the committed bytes, runs spirv-val on glslang's binary and on the
-rewrite, and runs this check with the interpreter (on the raised binaries) standing in for the
-Vulkan device.
+`tests/data/X.comp` (`--regen` rewrites them; tests/test_spirv_read_check.py requires the
+committed bytes to be what glslang makes today and runs spirv-val on them and their rewrites).
 
-For each case the check rewrites glslang's binary (`deserialize` then `serialize`, on the GPU
-machine), draws small-integer inputs (every product and sum is exact in f16/f32), computes the
-numpy model's output, and dispatches both binaries through coopdialect.runtime's Vulkan device
-with the same buffers and push constants. A case passes when the rewrite's output buffers equal
-glslang's bit for bit and both equal the model.
+For each case the rewrite of glslang's binary (`deserialize` then `serialize`) is made where the
+test runs; the inputs are small integers (every product and sum is exact in f16/f32), and both
+binaries are dispatched with the same buffers and push constants (`dispatch`). A case passes when
+the rewrite's output buffers equal glslang's bit for bit and both equal the model (`verdict`).
 """
 
 from __future__ import annotations
@@ -26,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
 
 
 def _ints(rng, n, dtype, lo=-3, hi=4):
@@ -35,7 +32,7 @@ def _ints(rng, n, dtype, lo=-3, hi=4):
 
 
 def _gemm_f16_f32(rng):
-    """tools/gpu/testdata/coopmat_khr_f16_f32.comp: D = A·B + C, push constants M, N, K."""
+    """tests/data/coopmat_khr_f16_f32.comp: D = A·B + C, push constants M, N, K."""
     M, N, K = 64, 64, 64
     a, b, c = _ints(rng, M * K, np.float16), _ints(rng, K * N, np.float16), _ints(rng, M * N, np.float32)
     d = np.zeros(M * N, np.float32)
@@ -83,25 +80,25 @@ def _nv(rng):
 
 
 def _trivial(rng):
-    """tools/gpu/testdata/trivial.comp: o[i] = a[i]·b[i] + i for i < n (push constant n)."""
+    """tests/data/trivial.comp: o[i] = a[i]·b[i] + i for i < n (push constant n)."""
     n = 256
     a, b, o = _ints(rng, n, np.float32), _ints(rng, n, np.float32), np.zeros(n, np.float32)
     return [a, b, o], {2: a * b + np.arange(n, dtype=np.float32)}, (n // 64, 1, 1), np.array([n], np.uint32).tobytes()
 
 
 CASES = {
-    "gemm_f16_f32": ("tools/gpu/testdata/coopmat_khr_f16_f32.comp", _gemm_f16_f32),
+    "gemm_f16_f32": ("tests/data/coopmat_khr_f16_f32.comp", _gemm_f16_f32),
     "gemm_select": ("tests/data/raise_gemm_select.comp", _gemm_select),
     "khr": ("tests/data/coopmat_khr.comp", _khr),
     "nv": ("tests/data/coopmat_nv.comp", _nv),
-    "trivial": ("tools/gpu/testdata/trivial.comp", _trivial),
+    "trivial": ("tests/data/trivial.comp", _trivial),
 }
 
 
 
 def binary_path(src: str) -> Path:
-    """The committed glslang binary of shader `src` (a path from ROOT): testdata/<stem>.spv."""
-    return HERE / "testdata" / (Path(src).stem + ".spv")
+    """The committed glslang binary of shader `src` (a path from ROOT): tests/data/<stem>.spv."""
+    return DATA / (Path(src).stem + ".spv")
 
 
 def compile_glslang(src: str, out: Path, exe: str = "glslangValidator") -> bytes:
@@ -133,49 +130,33 @@ def prepared(seed: int = 2026):
         yield name, theirs, rewrite(theirs, str(path)), inputs, expected, grid, push
 
 
-def _arg(argv: list[str], flag: str, default=None):
-    return argv[argv.index(flag) + 1] if flag in argv else default
+def dispatch(ctx, theirs: bytes, ours: bytes, inputs: list, grid: tuple, push) -> dict:
+    """{"glslang": buffers after glslang's binary, "rewrite": after the rewrite}, each dispatched
+    once by `ctx`: the Vulkan device's runner (`VulkanDevice.ctx`, a
+    coopdialect.runtime.vulkan_ctypes.VulkanContext: the device's `launch` passes no push
+    constants) or a stand-in with its `run_compute(spirv, buffers, grid, entry=,
+    push_constants=)`."""
+    return {which: ctx.run_compute(binary, inputs, grid, entry="main", push_constants=push)
+            for which, binary in (("glslang", theirs), ("rewrite", ours))}
 
 
-def main(argv: list[str]) -> int:
-    if "--regen" in argv:
-        for src, _ in CASES.values():
-            compile_glslang(src, binary_path(src))
-            print(f"wrote {binary_path(src).relative_to(ROOT)}")
-        return 0
-    sys.path.insert(0, str(HERE))
-    from gpu_check_common import bytes_differ, report
+def verdict(got: dict, expected: dict) -> str | None:
+    """None when the rewrite's outputs equal glslang's bit for bit and both equal the model's
+    `expected` {buffer index: array}, else what differs."""
+    def same(a, b):
+        return np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                              np.ascontiguousarray(b).view(np.uint8))
 
-    from coopdialect.runtime import open_device
-    from coopdialect.runtime.device import DeviceError
-
-    out = Path(_arg(argv, "--out")) if "--out" in argv else None
-    lines, failures, cases = [], 0, list(prepared(int(_arg(argv, "--seed", 2026))))
-    try:
-        dev = open_device("vulkan")
-    except DeviceError as e:  # no loader, driver or GPU: one line, not a traceback
-        print(e, file=sys.stderr)
-        return 1
-    with dev:
-        info = dev.ctx.device_info()
-        lines.append(f"device: {info['name']}, driver {info['driver_version']}, Vulkan {info['api_version']}")
-        for name, theirs, ours, inputs, expected, grid, push in cases:
-            try:  # VulkanDevice.launch has no push constants: dispatch through its runner, dev.ctx
-                got = {which: dev.ctx.run_compute(dev.load(binary).binary, inputs, grid, entry="main",
-                                                  push_constants=push)
-                       for which, binary in (("glslang", theirs), ("rewrite", ours))}
-                same = bytes_differ(got["rewrite"], {i: got["glslang"][i] for i in expected})[0] == 0
-                model = all(bytes_differ(got[w], expected)[0] == 0 for w in got)
-                status = "PASS" if same and model else "FAIL"
-                text = f": rewrite == glslang's binary: {same}; both == numpy model: {model}"
-            except Exception as e:  # noqa: BLE001 - report it and go on with the other cases
-                status, text = "FAIL", f": {type(e).__name__}: {e}"
-            failures += status != "PASS"
-            lines.append(f"[{status}] {name}{text}")
-    lines.append(f"{len(cases) - failures}/{len(cases)} cases: the reader+writer's rewrite of glslang's "
-                 "binary computes what glslang's binary computes, bit for bit, and equals the numpy model")
-    return report(lines, out, "spirv_read_check.txt", failures)
+    bad = [f"rewrite != glslang in buffer {i}" for i in expected
+           if not same(got["rewrite"][i], got["glslang"][i])]
+    bad += [f"{w} != numpy model in buffer {i}" for w in got for i, want in expected.items()
+            if not same(got[w][i], want)]
+    return "; ".join(bad) or None
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    if sys.argv[1:] != ["--regen"]:
+        sys.exit("usage: python tests/spirv_read_cases.py --regen")
+    for src, _ in CASES.values():
+        compile_glslang(src, binary_path(src))
+        print(f"wrote {binary_path(src).relative_to(ROOT)}")

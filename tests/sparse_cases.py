@@ -7,8 +7,8 @@
 loads A (compressed), the metadata, B and C with `coop.load` (RowMajor or ColumnMajor, with a
 padded stride), runs the product and stores D over C. `inputs(v, rng)` builds random 2:4 data
 (dyadic / integer, exact on the hardware) in those memory layouts. Used by
-tests/test_sparse_ptxas.py (every variant through ptxas) and tools/gpu/sparse_check.py (GPU vs
-the interpreter).
+tests/test_sparse_ptxas.py (every variant through ptxas), tests/test_sparse_interpreter.py and
+tests/gpu/test_gpu_sparse.py (GPU vs the interpreter).
 """
 
 from __future__ import annotations
