@@ -1,4 +1,7 @@
-"""What every test shares: the `--device` option of the GPU tests (tests/gpu/).
+"""What every test shares: the hypothesis profile and the `--device` option of the GPU tests.
+
+The hypothesis profile (tests/hypothesis_profiles.py) is `ci` unless HYPOTHESIS_PROFILE names
+another: `HYPOTHESIS_PROFILE=long bash tools/test.sh` runs ten times the examples (nightly).
 
 `--device cuda` / `--device vulkan` (either or both) requires that GPU for the `gpu`-marked tests
 of tests/gpu/ (docs/runtime.md, "On a GPU"): its tests fail, with the driver's reason, when it
@@ -8,6 +11,8 @@ does not.
 """
 
 from __future__ import annotations
+
+import hypothesis_profiles  # noqa: F401  (registers the profiles and loads the chosen one)
 
 
 def pytest_addoption(parser) -> None:

@@ -23,15 +23,16 @@ buffers, computed once and shared by a kernel's unfolded and folded cases), dete
   dimension of 1 with and without views. The tensor buffer holds its own element index and the
   matrix -(1 + r*N + c), so a GPU value tells which element was loaded.
 
-Random cases and probes carry `alts`: what each documented H200 Vulkan driver deviation
-(`set_dimension_floor`, `mirrored_dim1_index0`) would give instead, where that differs.
+Random cases and probes carry `alts()`: what each documented H200 Vulkan driver deviation
+(`set_dimension_floor`, `mirrored_dim1_index0`) would give instead, where that differs
+(computed when asked: only a GPU result that differs needs them).
 """
 
 from __future__ import annotations
 
 import functools
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -89,7 +90,15 @@ class Case:
     pipeline: str | None  # run before the device's conversion
     group: str  # example / random / decode / probe
     info: str = ""
-    alts: dict = field(default_factory=dict)  # driver deviation -> the buffers it gives
+    spec: dict | None = None  # tests/tensor_ir.py's case (random cases and probes)
+
+    def alts(self) -> dict:
+        """Documented driver deviation -> the buffers it gives, where they differ from the
+        interpreter's (`driver_alternatives`)."""
+        if self.spec is None:
+            return {}
+        buf, mat = self.k.inputs
+        return driver_alternatives(self.spec, buf, mat, self.k.expected())
 
     def ulp(self, device: str) -> list[int]:
         """Per buffer, the tolerance in ulp: softmax's Y divides, and Vulkan's OpFDiv is within
@@ -182,7 +191,7 @@ def random_cases(count: int, seed: int, rng: np.random.Generator) -> list[Case]:
         if not same_bits(got, list(want)):
             raise ReferenceMismatch(f"{name}: interpreter != reference ({describe(case)})")
         out.append(Case(name, Kernel(text, name, "k", (1, 1, 1), [buf, mat], got), None,
-                        "random", describe(case), driver_alternatives(case, buf, mat, got)))
+                        "random", describe(case), case))
     return out
 
 
@@ -281,9 +290,8 @@ def probe_cases() -> list[Case]:
         buf = np.arange(case["mem"]).astype(dt)
         mat = (-1 - np.arange(case["rows"] * case["cols"])).reshape(case["rows"], case["cols"])
         mat = mat.astype(dt)
-        k = Kernel(text, f"probe_{name}", "k", (1, 1, 1), [buf, mat])
-        out.append(Case(f"probe_{name}", k, None, "probe", describe(case),
-                        driver_alternatives(case, buf, mat, k.expected())))
+        out.append(Case(f"probe_{name}", Kernel(text, f"probe_{name}", "k", (1, 1, 1), [buf, mat]),
+                        None, "probe", describe(case), case))
     return out
 
 
@@ -297,17 +305,37 @@ def names(device: str, count: int = COUNT) -> list[str]:
                        for k in ("dequant_q4", "gemm_q4")]
 
 
-@functools.lru_cache(maxsize=4)
-def cases(device: str, count: int = COUNT, seed: int = SEED) -> dict[str, Case]:
-    """Every case for `device` ("vulkan": examples, random, probes; "cuda": examples, random,
-    decode), by name, in `names` order; deterministic for (count, seed)."""
-    rng = np.random.default_rng(seed)
+def example_cases(rng: np.random.Generator) -> list[Case]:
     out = []
     for name, text, source, kernel, grid in example_sources():
         k = Kernel(text, source, kernel, grid, example_inputs(name, rng))
         out += [Case(f"{name}_{'folded' if fold else 'chain'}", k, FOLD if fold else None,
                      "example") for fold in (False, True)]
-    out += random_cases(count, seed, rng)
+    return out
+
+
+GROUPS = {"vulkan": ("example", "random", "probe"), "cuda": ("example", "random", "decode")}
+
+
+def group(device: str, which: str, count: int = COUNT, seed: int = SEED) -> list[Case]:
+    """The cases of one group of `cases(device, count, seed)`, the same draws, without building
+    the later groups (the earlier ones' inputs are drawn again: cheap, no interpretation)."""
+    if which == "probe":
+        return probe_cases()  # no random draws
+    rng = np.random.default_rng(seed)
+    out = example_cases(rng)
+    if which == "example":
+        return out
+    out = random_cases(count, seed, rng)  # the interpreter checked against the reference
+    return out if which == "random" else decode_cases(rng)
+
+
+@functools.lru_cache(maxsize=4)
+def cases(device: str, count: int = COUNT, seed: int = SEED) -> dict[str, Case]:
+    """Every case for `device` ("vulkan": examples, random, probes; "cuda": examples, random,
+    decode), by name, in `names` order; deterministic for (count, seed)."""
+    rng = np.random.default_rng(seed)
+    out = example_cases(rng) + random_cases(count, seed, rng)
     out += probe_cases() if device == "vulkan" else decode_cases(rng)
     assert [c.name for c in out] == names(device, count)
     return {c.name: c for c in out}
@@ -337,7 +365,7 @@ def mismatch(case: Case, got: list[np.ndarray], device: str) -> str | None:
 
 def deviation(case: Case, got: list[np.ndarray]) -> str | None:
     """The documented driver deviation whose prediction `got` equals, bit for bit, or None."""
-    return next((rule for rule, bufs in case.alts.items() if same_bits(got, bufs)), None)
+    return next((rule for rule, bufs in case.alts().items() if same_bits(got, bufs)), None)
 
 
 def compile_ptx(text: str, source: str, fold: bool = False) -> str:

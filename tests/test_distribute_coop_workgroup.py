@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from coopdialect import api
 from coopdialect.errors import CoopError
 from coopdialect.kernels.gemm_tiles import workgroup_gemm_ir
+from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 VULKAN = ("pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
@@ -74,7 +75,7 @@ def _cases(draw):
     return dtype, inv, bm, bn, bk, trips, gx, gy, stages, legalize, b_col
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_cases(), st.integers(0, 2**16))
 def test_distribution_keeps_interpreter_results(case, seed):
     dtype, inv, bm, bn, bk, trips, gx, gy, stages, legalize, b_col = case

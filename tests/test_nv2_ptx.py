@@ -37,6 +37,7 @@ import coopdialect.ptx.lower  # noqa: F401  (registers every rule in RULES)
 from coopdialect.ptx.kernel_lowering import RULES, Scalar
 from tensor_cases import compile_ptx
 from test_ptx_ptxas import _ptxas, find_ptxas
+from hypothesis_profiles import scaled
 
 M64 = (1 << 64) - 1
 
@@ -190,7 +191,7 @@ def _state_of(v, module, scalars, fn, view=False):
     return s
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=scaled(40), deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1))
 def test_address_arithmetic_matches_interpreter(seed: int) -> None:
     rng = random.Random(seed)

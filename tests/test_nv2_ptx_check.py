@@ -25,6 +25,7 @@ import struct
 from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 from xdsl.traits import SymbolTable
@@ -81,7 +82,19 @@ class InterpretingDriver(FakeDriver):
         return (self.real.CUresult.CUDA_SUCCESS,)
 
 
-def test_every_case_through_the_cuda_device(monkeypatch, tmp_path: Path) -> None:
+COUNT = int(os.environ.get("NV2_CHECK_COUNT", "5"))
+NAMES = tensor_cases.names("cuda", COUNT)
+
+
+def test_the_cases_are_the_gpu_tests_first_draws() -> None:
+    assert len(NAMES) == 8 + COUNT + 12
+    assert NAMES == [n for n in tensor_cases.names("cuda")
+                     if not n.startswith("random_") or int(n[7:]) < COUNT]
+
+
+# one test per case, so that parallel workers share them out
+@pytest.mark.parametrize("name", NAMES)
+def test_case_through_the_cuda_device(monkeypatch, tmp_path: Path, name: str) -> None:
     from cuda.bindings import driver as real  # the [cuda] extra is a test dependency
 
     fake = InterpretingDriver(real, tmp_path)
@@ -92,16 +105,9 @@ def test_every_case_through_the_cuda_device(monkeypatch, tmp_path: Path) -> None
         return lower(module, pipeline, default)
 
     monkeypatch.setattr(cuda_mod, "lower", recording_lower)
-    count = int(os.environ.get("NV2_CHECK_COUNT", "5"))
-    cases = list(tensor_cases.cases("cuda", count).values())
-    bad = []
+    case = tensor_cases.cases("cuda", COUNT)[name]
     with cuda_mod.CudaDevice() as dev:
-        for c in cases:
-            why = tensor_cases.mismatch(c, tensor_cases.run_on(dev, c), "cuda")
-            if why:
-                bad.append(f"{c.name}: {why}")
-    assert not bad, "\n".join(bad)
-    n = 8 + count + 12
-    assert len(cases) == n and [c.group for c in cases].count("decode") == 12
-    assert fake.launches == n and len(fake.modules) == n
+        why = tensor_cases.mismatch(case, tensor_cases.run_on(dev, case), "cuda")
+    assert why is None, f"{name} ({case.info or case.group}): {why}"
+    assert fake.launches == 1 and len(fake.modules) == 1
     assert not fake.bad_ptx, "\n".join(fake.bad_ptx)

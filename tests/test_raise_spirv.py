@@ -20,6 +20,7 @@ from coopdialect import api
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from validators import spirv_tool
+from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
@@ -198,7 +199,7 @@ func.func @k(%A: memref<512xf16>, %C: memref<1024xf32>) attributes {{coop.workgr
 """
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=scaled(5), deadline=None)
 @given(st.integers(0, 3), st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=3),
        st.sampled_from(sorted(_OPS)), st.sampled_from(sorted(_OPS)), st.booleans(), st.integers(0, 2**31))
 def test_lower_write_read_raise_preserves_results(trips, ops, then_op, else_op, uniform_if, seed):
