@@ -43,6 +43,7 @@ def kernels(draw):
     ka = max(ka, k)
     ma = m + (draw(st.integers(0, 5)) if inside else draw(st.integers(-m + 1, 5)))
     nb = n + (draw(st.integers(0, 5)) if inside else draw(st.integers(-n + 1, 5)))
+    ma, nb = max(ma, 2), max(nb, 2)  # RepeatMirrored divides by 2*dim-2
     r0 = draw(st.integers(0, ma - m)) if inside else draw(st.integers(-4, ma))
     c0 = draw(st.integers(0, nb - n)) if inside else draw(st.integers(-4, nb))
     k0 = 0 if inside else draw(st.integers(-3, 3))
