@@ -254,6 +254,7 @@ class _KernelLowering:
     # -- the kernel ----------------------------------------------------------------------
 
     def run(self) -> list[Operation]:
+        _async.expand_tensor_copies(self.kernel)
         if self.workgroup_copies == "registers":
             x, y, z = self.workgroup_size
             _async.hoist_copies(self.kernel)
