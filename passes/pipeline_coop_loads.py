@@ -71,7 +71,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
-from coopdialect.diagnostics import CoopError, warn
+from coopdialect.errors import CoopError, warn
 from coopdialect.dialects import coop, coop_async, coop_nv2, gpu, sparse_mma
 from coopdialect.dialects import tensor_addr as ta
 

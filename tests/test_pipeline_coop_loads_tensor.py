@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coopdialect.context import make_context
-from coopdialect.diagnostics import CoopError, CoopWarning, LocatingParser
+from coopdialect.diagnostics import LocatingParser
+from coopdialect.errors import CoopError, CoopWarning
 from coopdialect.dialects import coop, coop_async, coop_nv2
 from coopdialect.interpreter import run_kernel
 from coopdialect.passes.pipeline_coop_loads import STAGES_ATTR, PipelineCoopLoadsPass

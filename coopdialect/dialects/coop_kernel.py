@@ -28,7 +28,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Operation
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
 MAX_WORKGROUP_SIZE = (1024, 1024, 64)

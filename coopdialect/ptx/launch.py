@@ -36,7 +36,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from coopdialect.dialects import ptx
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 FORMAT = "coopdialect-ptx-launch"
 VERSION = 1
