@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects.coop import Layout, Scope, Use
-from coopdialect.dialects.coop_async import AsyncCopyOp, AsyncWaitGroupOp, is_workgroup
+from coopdialect.dialects.coop_async import AsyncCopyOp, AsyncCopyTensorOp, AsyncWaitGroupOp, is_workgroup
 from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, Scalar, float_literal, op_error, width
 from coopdialect.ptx.pipelined_plan import constant_of, reads_workgroup_after, use_kind
 from coopdialect.ptx.pipelined_roles import (CONSUMER_RULES, MetaTile, RoleLowering, SwizzledTile, ring_offset,
@@ -229,6 +229,6 @@ def _arrive_empty(lw: RoleLowering, g: SSAValue) -> None:
 
 
 CONSUMER_RULES.update({
-    AsyncCopyOp: skip, AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
+    AsyncCopyOp: skip, AsyncCopyTensorOp: skip, AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
     coop.MulAddOp: _c_mul_add, coop.CompositeConstructOp: _c_construct,
 })

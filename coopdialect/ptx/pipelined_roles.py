@@ -19,6 +19,7 @@ from coopdialect.dialects.coop_async import (
     AllocWorkgroupOp,
     AsyncCommitGroupOp,
     AsyncCopyOp,
+    AsyncCopyTensorOp,
     AsyncWaitGroupOp,
 )
 from coopdialect.ptx.kernel_lowering import RULES, Buf, KernelLowering, Scalar, Skipped, op_error
@@ -160,7 +161,7 @@ def _is_matrix_op(op: Operation) -> bool:
     if any(isinstance(r.type, coop.MatrixType) for r in op.results):
         return True
     return op.name.startswith(("coop.", "sparse_mma.")) and not isinstance(
-        op, AllocWorkgroupOp | AsyncCopyOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
+        op, AllocWorkgroupOp | AsyncCopyOp | AsyncCopyTensorOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
 
 
 def skip(lw: RoleLowering, op: Operation) -> None:
