@@ -221,6 +221,13 @@ class KernelLowering:
     shared_decls: list[Operation] = field(default_factory=list)
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
 
+    def workgroup_acc_positions(self, op: Operation, t) -> list | None:
+        """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
+        holds, in register order, when the lowering places accumulators its own way (the
+        consumer warpgroups of a staged kernel); None: the op-by-op wgmma D layout
+        (nv2_workgroup.acc_positions)."""
+        return None
+
     # -- emission ----------------------------------------------------------------------------
 
     def emit(self, op: Operation) -> Operation:

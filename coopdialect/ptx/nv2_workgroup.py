@@ -92,7 +92,11 @@ def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
 
 
 def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff, Aff]]:
-    """(row, col) of each accumulator element this thread holds (module docstring)."""
+    """(row, col) of each accumulator element this thread holds (module docstring), or where
+    the lowering places them (KernelLowering.workgroup_acc_positions)."""
+    own = lw.workgroup_acc_positions(op, t)
+    if own is not None:
+        return own
     n = _check_acc(lw, op, t)
     lay = fr.wgmma_acc_layout(t.columns)
     g, q, w = lw.lane_geometry()

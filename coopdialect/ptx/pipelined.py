@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import DenseArrayBase, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 import coopdialect.ptx.pipelined_consumer  # noqa: F401  (registers the consumers' rules)
+import coopdialect.ptx.pipelined_epilogue  # noqa: F401  (registers the consumers' tensor stores)
 import coopdialect.ptx.pipelined_loop  # noqa: F401  (registers the staged loop's rule)
 import coopdialect.ptx.pipelined_producer  # noqa: F401  (registers the producer's rules)
 import coopdialect.ptx.pipelined_sparse  # noqa: F401  (registers the 2:4 consumer rule)

@@ -80,6 +80,20 @@ class RoleLowering(KernelLowering):
         for op in block.ops:
             self.lower_op(op)
 
+    def workgroup_acc_positions(self, op: Operation, t) -> list:
+        """A consumer's accumulator elements: row acc_row + r, column acc_col + c for the
+        (r, c) of `acc_geometry`, so the Workgroup-scope rules of coopmat2 (load_tensor,
+        store_tensor, per_element_op) address the tile this consumer holds."""
+        from coopdialect.ptx import affine as af
+
+        if self.role != "consumer":
+            raise op_error(op, "a Workgroup-scope matrix op in the producer's copy slice")
+        rows = 64 * self.plan.blocks * self.plan.consumers
+        row = af.atom(self.sh["acc_row"], 0, rows - 1)
+        col = af.atom(self.sh["acc_col"], 0, 6)
+        return [(af.add(row, af.const(r)), af.add(col, af.const(c)))
+                for r, c in acc_geometry(self, t, op)]
+
     # -- helpers ----------------------------------------------------------------------------
 
     def b32(self, v: Scalar) -> SSAValue:
@@ -155,6 +169,15 @@ class RoleLowering(KernelLowering):
         self.emit(ptx.BraOp(join))
         self.blocks.append(join)
         self.cur = join
+
+
+def acc_geometry(lw: RoleLowering, t: coop.MatrixType, op) -> list[tuple[int, int]]:
+    """Element (row, col) of each accumulator register relative to the thread's lane terms: the
+    wgmma D fragment of each 64-row block of the consumer, block after block."""
+    if t.columns % 8 or not 8 <= t.columns <= 256:
+        raise op_error(op, f"accumulator columns must be a multiple of 8 in 8..256, got {t.columns}")
+    return [(64 * j + 8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1))
+            for j in range(lw.plan.blocks) for i in range(t.columns // 2)]
 
 
 def _is_matrix_op(op: Operation) -> bool:
