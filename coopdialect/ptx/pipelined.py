@@ -120,7 +120,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             launch_params.append({"kind": "pointer", "arg": i})
 
     grid_regs = {}
-    if plan.tile_groups:  # persistent: the dispatch grid the tiles come from
+    if plan.persistent:  # the dispatch grid the tiles come from
         for d in "xy":
             pname = f"{name}_grid_{d}"
             params.append(pname)
@@ -159,7 +159,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     else:
         base.emit(ptx.BarSyncOp(0))
         rank = peer = None
-    if not plan.tile_groups:
+    if not plan.persistent:
         remap_block_ids(base, options.raster_group, plan.cluster_m)
     is_prod = e(ptx.SetpOp, ".eq.u32", [wg, base.imm("b32", "0")], "pred")
     prod, cons = Block(), Block()
@@ -172,7 +172,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         blocks.append(start)
         lw = RoleLowering(fn, target, kind, plan, sh, blocks, prologue)
         lw.cur = start
-        lw.block_ids = None if plan.tile_groups else base.block_ids  # persistent: per tile
+        lw.block_ids = None if plan.persistent else base.block_ids  # persistent: per tile
         for i, arg in enumerate(args):
             if i in tmap_regs:
                 lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
@@ -205,7 +205,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             lw.sh.update(consumer=c, warp=warp, g=g)
             lw.batch, lw.in_flight = schedule
             lw.unroll = lw.batch * (1 + lw.in_flight)
-        if plan.tile_groups:
+        if plan.persistent:
             tile_loop(lw, fn, options.raster_group)
         else:
             lw.lower_ops(fn.body.block)
@@ -219,7 +219,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         else:
             entry.insert_op_before(op, first)
     launch = {"name": name, "block": [threads, 1, 1],
-              "grid": "persistent" if plan.tile_groups else "dispatch",
+              "grid": "persistent" if plan.persistent else "dispatch",
               **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
               "dynamic_shared_bytes": plan.smem_bytes, "args": arg_descs(fn),
               "params": launch_params}

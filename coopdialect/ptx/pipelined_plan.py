@@ -111,7 +111,8 @@ class Plan:
     packed: dict[int, int] = field(default_factory=dict)  # arg -> rows folded into one box row
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
-    tile_groups: int = 0  # persistent: the groups one tile fills (0: not persistent)
+    persistent: bool = False  # one CTA per multiprocessor loops over the tiles (tile_loop)
+    tile_groups: int | None = None  # persistent: the groups one tile fills (None: run time)
     # args copied through tensor layouts -> the layout's host-side fields (the tensor map's
     # dims and strides, computed at launch from the scalar arguments)
     tensor_layouts: dict[int, LayoutFields] = field(default_factory=dict)
@@ -275,6 +276,7 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
     if persistent:
         if cluster_m != 1:
             raise _refuse(loop, "a persistent kernel runs without clusters (cluster-m 1)")
+        plan.persistent = True
         plan.tile_groups = _tile_groups(plan)
     if cluster_m == 2:
         if tensor_layouts:
@@ -445,30 +447,41 @@ def reads_workgroup_after(op: Operation) -> bool:
     return False
 
 
-def _tile_groups(plan: Plan) -> int:
-    """The groups one tile fills, for the persistent tile loop, where the barriers' phases count
-    the groups of all the CTA's tiles (group k of its t-th tile is t * G + k). That needs the
-    form pipeline-coop-loads writes: a constant trip count T, iteration i waiting for group i,
-    prologue groups below T, and the loop's own copies (group P + i) guarded by
-    `iv + P * step < ub` — so that exactly the groups 0 .. T-1 carry data, each once."""
+def _tile_groups(plan: Plan) -> int | None:
+    """The groups one tile fills (its trip count T; None when the bounds are run-time values),
+    for the persistent tile loop, where the barriers' phases count the groups of all the CTA's
+    tiles (group k of a tile is k plus the groups of the CTA's earlier tiles). That needs the
+    form pipeline-coop-loads writes: iteration i waiting for group i, prologue groups that
+    carry data only below T (below a constant T, or guarded by `lb + k * step < ub`), and the
+    loop's own copies (group P + i) guarded by `iv + P * step < ub` — so that exactly the groups
+    0 .. T-1 carry data, each once."""
     loop = plan.loop
     lb, ub, step = (constant_of(v) for v in (loop.lb, loop.ub, loop.step))
-    if None in (lb, ub, step) or step <= 0 or ub <= lb:
-        raise _refuse(loop, "a persistent kernel needs a staged loop of constant trip count")
-    trips = -(-(ub - lb) // step)
+    trips = None
+    if None not in (lb, ub, step):
+        if step <= 0 or ub <= lb:
+            raise _refuse(loop, "a persistent kernel needs a staged loop that runs")
+        trips = -(-(ub - lb) // step)
+    elif step is None or step <= 0:
+        raise _refuse(loop, "a persistent kernel needs a staged loop of constant positive step")
     iv = loop.body.block.args[0]
     for op, (base, per) in plan.group_of.items():
         if isinstance(op, AsyncWaitGroupOp) and per and base != 0:
             raise _refuse(op, "a persistent kernel needs iteration i to wait for group i")
-        if isinstance(op, COPIES) and not per and base >= trips:
-            raise _refuse(op, f"a persistent kernel's prologue may fill only the {trips} groups "
-                              "its loop reads")
+        if isinstance(op, COPIES) and not per:
+            if trips is not None and base >= trips:
+                raise _refuse(op, f"a persistent kernel's prologue may fill only the {trips} "
+                                  "groups its loop reads")
+            if trips is None and not isinstance(op.parent_op(), scf.IfOp):
+                raise _refuse(op, "a persistent kernel with a run-time trip count needs its "
+                                  "prologue copies guarded by `lb + k * step < ub` (the form "
+                                  "pipeline-coop-loads writes)")
         if isinstance(op, COPIES) and per:
             guard = op.parent_op()
             cmp = guard.cond.owner if isinstance(guard, scf.IfOp) else None
             add = cmp.lhs.owner if isinstance(cmp, arith.CmpiOp) else None
             ok = (isinstance(add, arith.AddiOp) and _predicate(cmp) in ("slt", "ult")
-                  and (cmp.rhs is loop.ub or constant_of(cmp.rhs) == ub)
+                  and (cmp.rhs is loop.ub or (ub is not None and constant_of(cmp.rhs) == ub))
                   and {add.lhs, add.rhs} & {iv}
                   and constant_of(add.rhs if add.lhs is iv else add.lhs) == base * step)
             if not ok:

@@ -132,6 +132,20 @@ class RoleLowering(KernelLowering):
             self.trip_key = (self.cur, iv.reg)
         return self.trip
 
+    def tile_trips(self) -> SSAValue:
+        """The staged loop's trip count as .b32: the groups a tile fills (`plan.tile_groups`,
+        or ceil((ub - lb) / step) from the loop's bounds, which must be lowered already)."""
+        if self.plan.tile_groups is not None:
+            return self.imm("b32", str(self.plan.tile_groups))
+        loop = self.plan.loop
+        lb, ub, step = (self.scalar(v) for v in (loop.lb, loop.ub, loop.step))
+        span = self.index_op("sub", ub, lb)
+        span = self.index_op("add", span, self.idx_const(int(step.const) - 1))
+        trips = self.udiv_const(self.reg(span), int(step.const), 64)
+        ge = self.inst(ptx.SetpOp, ".gt.s64", [self.reg(span), self.imm("b64", "0")], "pred")
+        trips = self.inst(ptx.SelpOp, ".b64", [trips, self.imm("b64", "0"), ge], "b64")
+        return self.inst(ptx.CvtOp, ".u32.u64", [trips], "b32")
+
     def barrier(self, which: str, g: SSAValue) -> SSAValue:
         """Shared address (.b32) of full[g mod S] or empty[g mod S]."""
         slot = self.mod_stages(g)
