@@ -9,7 +9,8 @@ only Python scalars. `CoopArithFunctions` replaces them (register it after xDSL'
   results wrap to the result width (two's complement, xDSL's signed-int convention);
   division by zero and shifts >= width are undefined and raise;
 * floats: constant (rounded once to the type), addf, subf, mulf, divf, negf, cmpf, extf, truncf,
-  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf — each result rounded to the result type
+  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf (NaN-propagating), minnumf, maxnumf (a NaN
+  operand gives the other operand, IEEE 754 minNum/maxNum) — each result rounded to the result type
   (numpy float16/float32, ml_dtypes bfloat16/float8); fptosi/fptoui of NaN or out-of-range
   values (poison in MLIR) raise;
 * bitcast: the bits reinterpreted between same-width integer and float types (i16 <-> f16).
@@ -306,6 +307,14 @@ class CoopArithFunctions(InterpreterFunctions):
     @impl(arith.MaximumfOp)
     def run_maximumf(self, interpreter, op, args):
         return self._binary_float(op, args, np.maximum)
+
+    @impl(arith.MinnumfOp)
+    def run_minnumf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.fmin)
+
+    @impl(arith.MaxnumfOp)
+    def run_maxnumf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.fmax)
 
     @impl(arith.NegfOp)
     def run_negf(self, interpreter, op, args):
