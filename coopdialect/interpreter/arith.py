@@ -343,15 +343,20 @@ class CoopArithFunctions(InterpreterFunctions):
         r = np.asarray(r, dtype=bool)
         return (r if any(is_lanes(a) for a in args) else bool(r[()]),)
 
-    @impl(arith.ExtFOp)
-    def run_extf(self, interpreter, op, args):
+    def _resize_float(self, op, args):
+        """One rounding from the exact (float64) value to the result type."""
         dt = _float_dtype(op, op.result.type)
         return (_float_result(round_from_f64(np.asarray(args[0]).astype(np.float64), dt), dt,
                               is_lanes(args[0])),)
 
+    @impl(arith.ExtFOp)
+    def run_extf(self, interpreter, op, args):
+        return self._resize_float(op, args)
+
     @impl(arith.TruncFOp)
     def run_truncf(self, interpreter, op, args):
-        return self.run_extf(interpreter, op, args)  # one rounding from the exact float64 value
+        # not self.run_extf: an @impl method called directly returns xDSL's (values, terminator) pair
+        return self._resize_float(op, args)
 
     def _int_to_float(self, interpreter, op, args, signed: bool):
         dt = _float_dtype(op, op.result.type)
