@@ -276,3 +276,18 @@ func.func @k(%X: memref<256xf32>, %Y: memref<256xf32>) attributes {coop.workgrou
     ptx_sim.Kernel(k).run([x, y], (1, 1, 1), (32, 1, 1))
     exact = np.exp(x.astype(np.float64))
     assert (np.abs(y - exact) <= PTX[("math.exp", "f32")].tolerance([x], exact, "f32")).all()
+
+
+def test_softmax_exp_example_through_the_simulator() -> None:
+    """examples/softmax_exp_rows.mlir lowered to PTX and executed (reductions by shuffles, exp
+    and tanh by the sequences above): within a few f32 ulps of the interpreter."""
+    text = (ROOT / "examples" / "softmax_exp_rows.mlir").read_text()
+    module = lower(text, "softmax_exp_rows.mlir")
+    (k,) = [op for op in module.ops if op.sym_name.data == "softmax_exp_rows"]
+    x = (np.random.default_rng(8).standard_normal((64, 16)) * 3).astype(np.float32)
+    want = [x.copy(), np.zeros((64, 16), np.float32), np.zeros((64, 16), np.float32)]
+    api.run_kernel(api.parse(text, "softmax_exp_rows.mlir"), "softmax_exp_rows", want, (1, 4, 1))
+    got = [x.copy(), np.zeros((64, 16), np.float32), np.zeros((64, 16), np.float32)]
+    ptx_sim.Kernel(k).run(got, (1, 4, 1), (32, 1, 1))
+    np.testing.assert_allclose(got[1], want[1], rtol=2e-6, atol=1e-12)
+    np.testing.assert_allclose(got[2], want[2], rtol=2e-6, atol=1e-6)
