@@ -92,6 +92,7 @@ class ConvertCoopToPtxPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.dialects.coop_kernel import check_kernel_interface
+        import coopdialect.ptx.math_rules  # noqa: F401  (registers the math dialect's rules)
         from coopdialect.ptx.lower import lower_function
         from coopdialect.ptx.nv2_rules import inlined_functions
         from coopdialect.ptx.pipelined import Options

@@ -291,3 +291,26 @@ def test_softmax_exp_example_through_the_simulator() -> None:
     ptx_sim.Kernel(k).run(got, (1, 4, 1), (32, 1, 1))
     np.testing.assert_allclose(got[1], want[1], rtol=2e-6, atol=1e-12)
     np.testing.assert_allclose(got[2], want[2], rtol=2e-6, atol=1e-6)
+
+
+def test_unsupported_in_an_inlined_function_is_located_there(tmp_path: Path) -> None:
+    text = """!m = !coop.matrix<16x16xf32, Subgroup, MatrixAcc>
+func.func @f(%r: i32, %c: i32, %x: f32) -> f32 {
+  %y = math.log1p %x : f32
+  func.return %y : f32
+}
+func.func @k(%X: memref<256xf32>) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %x = coop.load %X[%c0], %c16, RowMajor : memref<256xf32> -> !m
+  %y = coop.per_element_op @f(%x) : !m -> !m
+  coop.store %y, %X[%c0], %c16, RowMajor : !m, memref<256xf32>
+  func.return
+}
+"""
+    f = tmp_path / "k.mlir"
+    f.write_text(text)
+    r = subprocess.run([*COOP_OPT, str(f), "-p", "convert-coop-to-ptx", "-t", "ptx"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith(f"{f}:3:3: error: 'math.log1p' op math.log1p has no PTX lowering"), r.stderr

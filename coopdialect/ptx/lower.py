@@ -732,7 +732,6 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     import coopdialect.ptx.sparse  # noqa: F401  (after coop_rules: wraps coop.load/store)
     import coopdialect.ptx.nv2_workgroup  # noqa: F401  (coopmat2 + tensor addressing)
     import coopdialect.ptx.staged_generic  # noqa: F401  (the staged form op by op)
-    import coopdialect.ptx.math_rules  # noqa: F401  (the math dialect)
     from coopdialect.ptx import pipelined
 
     options = options or pipelined.Options()

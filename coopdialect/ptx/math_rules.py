@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from coopdialect import math_approx as approx
 from coopdialect.dialects import ptx
-from coopdialect.ptx.lower import KernelLowering, Scalar, float_literal, float_suffix, rule
+from coopdialect.ptx.lower import KernelLowering, Scalar, float_literal, float_suffix, op_error, rule
 
 F32 = Float32Type()
 LOG2E = 1.0 / pymath.log(2.0)
@@ -197,4 +197,8 @@ def emit_math(lw: KernelLowering, op_class: type[Operation], t: Attribute,
 def _math(lw: KernelLowering, op: Operation) -> None:
     t = op.results[0].type
     regs = [lw.reg(lw.scalar(v)) for v in op.operands]
-    lw.vmap[op.results[0]] = Scalar(t, reg=emit_math(lw, type(op), t, regs))
+    try:
+        r = emit_math(lw, type(op), t, regs)
+    except DiagnosticException as e:  # located at this op, also inside an inlined function
+        raise op_error(op, str(e)) from None
+    lw.vmap[op.results[0]] = Scalar(t, reg=r)
