@@ -25,7 +25,8 @@ extensions are derived from the result (`coopdialect.spirv.requirements`).
 
 The rules of the other dialects register into the same table: tensor addressing and the
 cooperative-matrix-2 ops in `convert_coop_nv2_to_spirv.py` (functions those ops reference become
-SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`.
+SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`, the
+`math` dialect (GLSL.std.450 extended instructions) in `convert_math_to_spirv.py`.
 """
 
 from __future__ import annotations
@@ -543,6 +544,7 @@ def _register_rules() -> None:
         r[cls] = _KernelLowering.lower_conversion
     _nv2.register(r)
     _async.register(r)
+    _math.register(r)
     for cls, fn in list(r.items()):
         r[cls] = _encodable_first(fn)
 
@@ -567,6 +569,7 @@ def _encodable_first(rule: Callable[[_KernelLowering, Operation], None]):
 
 from coopdialect.passes import convert_coop_async_to_spirv as _async  # noqa: E402
 from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)
+from coopdialect.passes import convert_math_to_spirv as _math  # noqa: E402
 from coopdialect.passes.convert_decode_func_to_spirv import addressing_model  # noqa: E402
 
 _register_rules()
@@ -576,17 +579,21 @@ _register_rules()
 class ConvertCoopToSpirvPass(ModulePass):
     """Lower every kernel of the module to one `spirv.module` (see the module docstring).
 
-    Options: `flavor=khr` (SPV_KHR_cooperative_matrix, default) or `flavor=nv`
-    (SPV_NV_cooperative_matrix); `workgroup_pad=B` (bytes, default 16, 0 = none): row padding
-    of the staged form's Workgroup buffers; `workgroup_copies=registers|direct` (default
-    registers): how the staged form's copies are done (convert_coop_async_to_spirv.py). Raises CoopError, located at the offending op, for anything
-    without a lowering.
+    Raises CoopError, located at the offending op, for anything without a lowering.
     """
 
     name = "convert-coop-to-spirv"
+
     flavor: str = "khr"
+    """`khr`: SPV_KHR_cooperative_matrix; `nv`: SPV_NV_cooperative_matrix (matrices without a
+    Use)."""
     workgroup_pad: int = 16
+    """Row padding, in bytes, of the staged form's Workgroup buffers (0 = none): it spreads a
+    column of a tile over the shared-memory banks."""
     workgroup_copies: str = "registers"
+    """How the staged form's copies are done: `registers` (a stages=2 loop issues the next
+    iteration's global loads right after its wait and holds them in registers over the compute;
+    two slots share one buffer) or `direct` (each copy loads and stores at its issue point)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.workgroup_copies not in ("registers", "direct"):

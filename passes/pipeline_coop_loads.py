@@ -1,5 +1,5 @@
 """`pipeline-coop-loads{stages=S}`: stage a loop's global matrix loads through workgroup memory and
-software-pipeline them (the target-neutral half of issues #9 and #12; docs/staging.md).
+software-pipeline them (docs/staging.md).
 
 One rewrite, `StageLoopLoads`, applied to every `scf.for`, innermost loops first. For a loop
 
@@ -489,13 +489,16 @@ def _static_trip(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
 class PipelineCoopLoadsPass(ModulePass):
     """Stage the global matrix loads of loops through S workgroup buffers (module docstring).
 
-    Options: `stages` (S >= 2, default 4): buffers per load; copies run S-1 iterations ahead.
-    `strict` (default false): a global matrix load in a loop that cannot be staged is an error
-    (CoopError at the load, saying why) instead of a `CoopWarning` with the same line."""
+    Raises CoopError for a stage count below 2 (and, with `strict`, for a load not staged)."""
 
     name = "pipeline-coop-loads"
+
     stages: int = 4
+    """Workgroup buffers (slots) per staged load, S >= 2: copies run S-1 iterations ahead of the
+    loop body that reads them."""
     strict: bool = False
+    """A global matrix load in a loop that cannot be staged is an error (CoopError at the load,
+    saying why) instead of a CoopWarning with the same line."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 2:
