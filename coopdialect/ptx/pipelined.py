@@ -78,8 +78,11 @@ from coopdialect.ptx.lower import (
     Skipped,
     op_error,
     open_loop,
+    scalar_param,
     width,
 )
+from coopdialect.dialects.coop_kernel import GRID_ATTR
+from coopdialect.ptx.launch import arg_descs, grid_desc, scalar_param_desc
 
 STAGES_ATTR = "coop.pipeline_stages"
 SHARED_LIMIT = 232448  # bytes of dynamic shared memory per CTA on sm_90 (227 KB)
@@ -204,6 +207,9 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
         if cp.source not in args:
             raise _refuse(cp, "the copy source must be a kernel argument")
         i = args.index(cp.source)
+        if not cp.source.type.has_static_shape():
+            raise _refuse(cp, f"the copy source {cp.source.type} has a dynamic size; its tensor "
+                              "map needs the global sizes at compile time (a static shape)")
         es = width(cp.source.type.element_type) // 8
         rows, cols = cp.rows.data, cp.cols.data
         row_bytes = cols * es
@@ -1210,11 +1216,18 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     arg_regs: dict[int, SSAValue] = {}
     tmap_regs: dict[int, SSAValue] = {}
     args = list(fn.args)
+    scalar_regs: dict[int, SSAValue] = {}
+    scalar_params: dict[str, str] = {}
     for i, arg in enumerate(args):
-        if not isinstance(arg.type, MemRefType):
-            raise op_error(fn, f"kernel argument {i} has type {arg.type}; only memrefs "
-                               "(global buffers) can be kernel parameters")
         hint = arg.name_hint or str(i)
+        if not isinstance(arg.type, MemRefType):
+            pname = f"{name}_param_{hint}"
+            params.append(pname)
+            ld, scalar_params[pname] = scalar_param(fn, i, arg.type, pname)
+            prologue.append(ld)
+            scalar_regs[i] = ld.out
+            launch_params.append(scalar_param_desc(i, arg.type))
+            continue
         if i in plan.sources:
             pname = f"{name}_tmap_{hint}"
             params.append(pname)
@@ -1292,6 +1305,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
                 lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
             if i in arg_regs:
                 lw.vmap[arg] = Buf(arg.type, arg_regs[i], "global")
+            if i in scalar_regs:
+                lw.vmap[arg] = Scalar(arg.type, reg=scalar_regs[i])
         if kind == "producer":
             if C > 1:  # with one consumer the register file is no constraint
                 lw.emit(ptx.SetmaxnregOp("dec", preg // 8 * 8))
@@ -1332,15 +1347,19 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             entry.add_op(op)
         else:
             entry.insert_op_before(op, first)
-    launch = {"name": name, "block": [threads, 1, 1],
-              "grid": "persistent" if plan.tile_groups else "dispatch",
+    types = [a.type for a in fn.args]
+    grid = ({"grid": "persistent"} if plan.tile_groups
+            else grid_desc(fn.attributes.get(GRID_ATTR), types))
+    launch = {"name": name, "block": [threads, 1, 1], **grid,
               **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
-              "dynamic_shared_bytes": plan.smem_bytes, "args": _arg_descs(fn),
+              "dynamic_shared_bytes": plan.smem_bytes,
+              "args": arg_descs([a.name_hint or str(i) for i, a in enumerate(fn.args)], types),
               "params": launch_params}
-    return ptx.KernelOp(name, params, blocks, None, [a.type for a in fn.args],
+    return ptx.KernelOp(name, params, blocks, None, types,
                         maxntid=[threads, 1, 1], tensor_maps=tmaps,
                         dynamic_shared=plan.smem_bytes, launch=json.dumps(launch),
-                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None)
+                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None,
+                        scalar_params=scalar_params)
 
 
 def _tile_loop(lw: RoleLowering, fn: func.FuncOp, raster_group: int) -> None:
@@ -1376,11 +1395,6 @@ def _tile_loop(lw: RoleLowering, fn: func.FuncOp, raster_group: int) -> None:
 
 def _used_directly(fn: func.FuncOp, arg: SSAValue) -> bool:
     return any(not isinstance(u.operation, AsyncCopyOp) or u.index != 0 for u in arg.uses)
-
-
-def _arg_descs(fn: func.FuncOp) -> list[dict]:
-    return [{"name": a.name_hint or str(i), "dtype": str(a.type.element_type),
-             "shape": [int(d) for d in a.type.get_shape()]} for i, a in enumerate(fn.args)]
 
 
 def _tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
