@@ -1,16 +1,21 @@
 """`coop-run`: run a kernel of an IR file on numpy buffers, on the interpreter or a GPU.
 
-    coop-run FILE --grid X,Y,Z [--kernel NAME] [--device interp|cuda|vulkan] [--pipeline P]
-             [--check] [--bench N] [--flops F] [--ulp U] [--input I=path.npy ...] [--seed N]
-             [--save DIR]
+    coop-run FILE [--grid X,Y,Z] [--kernel NAME] [--device interp|cuda|vulkan] [--pipeline P]
+             [--check] [--bench N] [--flops F] [--ulp U] [--input I=path.npy ...]
+             [--arg NAME=VALUE ...] [--shape NAME=RxC ...] [--seed N] [--save DIR]
 
-Each memref argument gets the array from `--input I=FILE.npy` (I = argument index or name), or
+Each memref argument gets the array from `--input I=FILE.npy` (I = argument name or index), or
 random data of the memref's shape and element type (small integers, so that float results are
-exact; `--seed` picks them); a scalar argument takes `--input I=NUMBER`. A `.spv` FILE is a SPIR-V
+exact; `--seed` picks them); a memref with a dynamic size (`memref<?x?xf16>`) takes the shape of
+its random data from `--shape NAME=RxC` (sizes joined by `x`, one per dimension). A scalar
+argument takes its value from `--arg NAME=VALUE` (NAME its SSA name without `%`, or its index;
+an integer, decimal or 0x.., for i32/i64/index, within the type's range; a number for f32/f16);
+`--input I=NUMBER` does the same. A `.spv` FILE is a SPIR-V
 binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
 buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars.
 The kernel (default: the only func.func with a
-`coop.workgroup_size`) runs over the grid (subgroups of `--subgroup-size`, default 32) on
+`coop.workgroup_size`) runs over the grid (`--grid`, or the grid the kernel declares with
+`coop.grid`, from its scalar arguments; subgroups of `--subgroup-size`, default 32) on
 `--device` (default interp): the module is compiled with `--pipeline` (coop-opt syntax) followed
 by the device's conversion (convert-coop-to-ptx / -spirv) when the pipeline does not end in it.
 Then every buffer's shape, dtype and a checksum is printed, and `--save DIR` writes each buffer
@@ -41,15 +46,22 @@ from xdsl.dialects.builtin import MemRefType
 
 from coopdialect import api
 from coopdialect.diagnostics import CoopError, format_error, location_of
-from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, check_subgroup_size
+from coopdialect.dialects.coop_kernel import (
+    GRID_ATTR,
+    INTEGER_SCALARS,
+    WORKGROUP_SIZE_ATTR,
+    check_subgroup_size,
+    dispatch_grid,
+    scalar_type_name,
+    scalar_value,
+)
 from coopdialect.interpreter.common import numpy_dtype
 
 DEVICES = ("interp", "cuda", "vulkan")
 
 
-def _random(t: MemRefType, rng: np.random.Generator) -> np.ndarray:
+def _random(t: MemRefType, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     dtype = numpy_dtype(t.element_type)
-    shape = tuple(d if d > 0 else 1 for d in t.get_shape())
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return rng.integers(max(info.min, -100), min(info.max, 100) + 1, shape).astype(dtype)
@@ -73,6 +85,47 @@ def _grid(text: str) -> tuple[int, int, int]:
     if len(grid) != 3 or min(grid) <= 0:
         raise _Usage(f"--grid must be X,Y,Z (three positive integers), got '{text}'")
     return grid  # type: ignore[return-value]
+
+
+def _argument(kernel: func.FuncOp, names: list[str], key: str) -> int | None:
+    """The index of the argument `key` names (its SSA name, with or without `%`, or its index)."""
+    key = key[1:] if key.startswith("%") else key
+    if key in names:
+        return names.index(key)
+    if key.isdigit() and int(key) < len(names):
+        return int(key)
+    return None
+
+
+def _scalar(flag: str, spec: str, name: str, t, text: str) -> int | float:
+    """The value of a scalar argument of type `t` spelled `text` (an integer, decimal or 0x..,
+    for i32/i64/index; a float for f32/f16)."""
+    integer = scalar_type_name(t) in INTEGER_SCALARS
+    try:
+        value = int(text, 0) if integer else float(text)
+    except ValueError:
+        raise _Usage(f"{flag} {spec}: {name} is {t}; expected "
+                     f"{'an integer' if integer else 'a number'}, got '{text}'") from None
+    try:
+        return scalar_value(t, value)
+    except (TypeError, ValueError) as e:
+        raise _Usage(f"{flag} {spec}: {e}") from None
+
+
+def _shape(spec: str, name: str, t: MemRefType, text: str) -> tuple[int, ...]:
+    """The shape `RxC` for memref argument `name` of type `t`: one positive size per dimension,
+    equal to the type's where it is static."""
+    try:
+        shape = tuple(int(d) for d in text.split("x"))
+    except ValueError:
+        shape = ()
+    rank = t.get_num_dims()
+    if len(shape) != rank or min(shape, default=1) < 1:
+        raise _Usage(f"--shape {spec}: {name} ({t}) needs {rank} positive sizes joined by 'x'")
+    for d, (want, got) in enumerate(zip(t.get_shape(), shape)):
+        if want >= 0 and want != got:
+            raise _Usage(f"--shape {spec}: dimension {d} of {name} ({t}) is {want}, not {got}")
+    return shape
 
 
 def _load(path: str) -> np.ndarray:
@@ -104,7 +157,51 @@ def _run(args) -> tuple[list[tuple[str, np.ndarray]], object]:
         what = f"no func.func @{args.kernel}" if args.kernel else f"{len(kernels)} kernels"
         raise CoopError(module, f"name one kernel with --kernel ({what}; functions: {names})")
     kernel = kernels[0]
-    if args.grid is None:  # say first whether the device is there at all, then what is missing
+    args_ = kernel.body.blocks[0].args if kernel.body.blocks else ()
+    names = [a.name_hint or str(i) for i, a in enumerate(args_)]
+    given: dict[int, object] = {}
+    scalars = {i for i, a in enumerate(args_) if not isinstance(a.type, MemRefType)}
+    for flag, spec in [("--arg", s) for s in args.arg] + [("--input", s) for s in args.input]:
+        key, eq, text = spec.partition("=")
+        if not eq or not text:
+            raise _Usage(f"--arg must be NAME=VALUE, got '{spec}'" if flag == "--arg" else
+                         f"--input must be ARG=FILE.npy or ARG=NUMBER, got '{spec}'")
+        index = _argument(kernel, names, key)
+        if index is None or (flag == "--arg" and index not in scalars):
+            what = "scalar argument" if flag == "--arg" else "argument"
+            listed = [names[i] for i in sorted(scalars)] if flag == "--arg" else names
+            raise _Usage(f"{flag} {spec}: @{kernel.sym_name.data} has no {what} '{key}' "
+                         f"({what}s: {', '.join(listed) or 'none'})")
+        if index in given:
+            raise _Usage(f"{flag} {spec}: argument '{names[index]}' is given twice")
+        if index in scalars:
+            given[index] = _scalar(flag, spec, names[index], args_[index].type, text)
+        else:
+            given[index] = _load(text)
+    shapes: dict[int, tuple[int, ...]] = {}
+    for spec in args.shape:
+        key, eq, text = spec.partition("=")
+        index = _argument(kernel, names, key) if eq else None
+        if not eq or index is None or index in scalars:
+            memrefs = [n for i, n in enumerate(names) if i not in scalars]
+            raise _Usage(f"--shape must be MEMREF=RxC (memref arguments: "
+                         f"{', '.join(memrefs) or 'none'}), got '{spec}'")
+        if index in given or index in shapes:
+            raise _Usage(f"--shape {spec}: argument '{names[index]}' is given twice")
+        shapes[index] = _shape(spec, names[index], args_[index].type, text)
+    missing = sorted(scalars - set(given))
+    if missing:
+        i = missing[0]
+        raise _Usage(f"give scalar argument {names[i]} ({args_[i].type}) with --arg "
+                     f"{names[i]}=VALUE")
+    if args.grid is not None:
+        grid = _grid(args.grid)
+    elif GRID_ATTR in kernel.attributes:
+        try:
+            grid = dispatch_grid(kernel, [given.get(i) for i in range(len(args_))])
+        except ValueError as e:
+            raise _Usage(str(e)) from None
+    else:  # say first whether the device is there at all, then what is missing
         if args.device != "interp":
             from coopdialect.runtime import DeviceError, open_device
 
@@ -112,49 +209,30 @@ def _run(args) -> tuple[list[tuple[str, np.ndarray]], object]:
                 open_device(args.device).close()
             except DeviceError as e:
                 raise DeviceError(e.message, where=location_of(kernel)) from None
-        raise _Usage("give the workgroups to dispatch with --grid X,Y,Z")
-    grid = _grid(args.grid)
-    args_ = kernel.body.blocks[0].args if kernel.body.blocks else ()
-    names = [a.name_hint or str(i) for i, a in enumerate(args_)]
-    given = {}
-    for spec in args.input:
-        key, eq, path = spec.partition("=")
-        if not eq or not path:
-            raise _Usage(f"--input must be ARG=FILE.npy or ARG=NUMBER, got '{spec}'")
-        if key in names:
-            index = names.index(key)
-        elif key.isdigit() and int(key) < len(names):
-            index = int(key)
-        else:
-            raise _Usage(f"--input {spec}: @{kernel.sym_name.data} has no argument '{key}' "
-                         f"(arguments: {', '.join(names) or 'none'})")
-        if isinstance(args_[index].type, MemRefType):
-            given[index] = _load(path)
-        else:  # a scalar argument (a raised shader's push constant)
-            try:
-                given[index] = float(path) if any(c in path for c in ".eEn") else int(path)
-            except ValueError:
-                raise _Usage(f"--input {spec}: argument '{key}' is a scalar; give a number") from None
+        raise _Usage("give the workgroups to dispatch with --grid X,Y,Z (the kernel declares "
+                     f"no {GRID_ATTR})")
     rng = np.random.default_rng(args.seed)
-    buffers = []
+    buffers: list[object] = []
     for i, a in enumerate(args_):
-        if not isinstance(a.type, MemRefType):
-            if i not in given:
-                raise CoopError(kernel, f"argument {i} ({a.type}) is a scalar: give it with "
-                                        f"--input {i}=NUMBER")
+        if i in scalars:
             buffers.append(given[i])
             continue
-        if i not in given and any(d < 0 for d in a.type.get_shape()):
-            raise CoopError(kernel, f"argument {i} ({a.type}) has a dynamic size: give it with "
-                                    f"--input {i}=FILE.npy")
-        if i not in given:
-            elements = int(np.prod([d if d > 0 else 1 for d in a.type.get_shape()], dtype=object))
-            size = elements * numpy_dtype(a.type.element_type).itemsize
-            if size > MAX_RANDOM_BYTES:
-                raise CoopError(kernel, f"argument {i} ({a.type}) is {size} bytes; coop-run makes "
-                                        f"random buffers of at most {MAX_RANDOM_BYTES} bytes "
-                                        "(MAX_RANDOM_BYTES): pass --input")
-        buffers.append(np.ascontiguousarray(given[i]) if i in given else _random(a.type, rng))
+        if i in given:
+            buffers.append(np.ascontiguousarray(given[i]))
+            continue
+        if i not in shapes and any(d < 0 for d in a.type.get_shape()):
+            sizes = "x".join(f"N{d}" for d in range(a.type.get_num_dims()))
+            raise _Usage(f"argument {names[i]} ({a.type}) has a dynamic size: give its shape "
+                         f"with --shape {names[i]}={sizes} or its data with --input "
+                         f"{names[i]}=FILE.npy")
+        shape = shapes.get(i, tuple(a.type.get_shape()))
+        elements = int(np.prod(shape, dtype=object))
+        size = elements * numpy_dtype(a.type.element_type).itemsize
+        if size > MAX_RANDOM_BYTES:
+            raise CoopError(kernel, f"argument {i} ({a.type}) is {size} bytes; coop-run makes "
+                                    f"random buffers of at most {MAX_RANDOM_BYTES} bytes "
+                                    "(MAX_RANDOM_BYTES): pass --input")
+        buffers.append(_random(a.type, shape, rng))
     report = None
     try:
         if args.device == "interp" and not (args.pipeline or args.check or args.bench):
@@ -197,14 +275,19 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="coop-run", description=__doc__.splitlines()[0])
     ap.add_argument("file")
     ap.add_argument("--kernel", help="kernel to run (default: the only kernel)")
-    ap.add_argument("--grid", help="workgroups as X,Y,Z (required to run)")
+    ap.add_argument("--grid", help="workgroups as X,Y,Z (default: the kernel's coop.grid)")
     ap.add_argument("--device", choices=DEVICES, default="interp")
     ap.add_argument("--pipeline", help="passes to run first (coop-opt -p syntax)")
     ap.add_argument("--check", action="store_true", help="compare with the interpreter")
     ap.add_argument("--bench", type=int, default=0, metavar="N", help="time N launches")
     ap.add_argument("--flops", type=float, help="flop count of one launch (for --bench)")
     ap.add_argument("--ulp", type=float, help="float tolerance of --check, in ulp")
-    ap.add_argument("--input", action="append", default=[], metavar="ARG=FILE.npy")
+    ap.add_argument("--input", action="append", default=[], metavar="ARG=FILE.npy",
+                    help="a memref argument's data (a scalar's value: ARG=NUMBER)")
+    ap.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                    help="a scalar argument's value (NAME: its SSA name)")
+    ap.add_argument("--shape", action="append", default=[], metavar="NAME=RxC",
+                    help="the shape of a dynamic memref argument filled with random data")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--subgroup-size", type=int, default=32)
     ap.add_argument("--save", metavar="DIR")
