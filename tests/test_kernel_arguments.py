@@ -94,10 +94,15 @@ def test_interpreted_gemm_at_two_shapes(m, n, k):
     assert np.array_equal(c, want)
 
 
+_GEMM_FN = []
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.integers(1, 1 << 20), st.integers(1, 1 << 20), st.integers(-(1 << 31), (1 << 31) - 1))
 def test_declared_grid_is_the_maps_value(m, n, k):
-    fn = _kernel(api.parse_file(GEMM))
+    if not _GEMM_FN:
+        _GEMM_FN.append(_kernel(api.parse_file(GEMM)))
+    fn = _GEMM_FN[0]
     assert dispatch_grid(fn, [None, None, None, m, n, k]) == (math.ceil(n / 64), math.ceil(m / 64), 1)
 
 
@@ -531,3 +536,32 @@ def test_coop_run_ptx_launch_command_line():
                           "convert-coop-to-ptx", "-t", "ptx-launch"], capture_output=True,
                          text=True, check=True).stdout
     assert '"grid_dims"' in out and '"scalar": true' in out
+
+
+def test_staged_kernel_takes_a_scalar_loop_bound(tmp_path):
+    """The warp-specialized pipeline (pipeline-coop-loads, then convert-coop-to-ptx) with the K
+    loop's bound a scalar argument: a `.param .u32` after the tensor maps and the pointer, in the
+    launch description's params and args, and the declared (constant) grid as grid_dims."""
+    text = (ROOT / "examples" / "gemm_f16_wg.mlir").read_text()
+    text = text.replace("%D: memref<8192x8192xf16>)", "%D: memref<8192x8192xf16>, %Kn: i32)")
+    text = text.replace("coop.workgroup_size = array<i32: 256, 1, 1>}",
+                        "coop.workgroup_size = array<i32: 256, 1, 1>, "
+                        "coop.grid = affine_map<()[s0] -> (32, 64, 1)>}")
+    text = text.replace("  %acc = scf.for %k0 = %c0 to %K step",
+                        "  %Ki = arith.index_cast %Kn : i32 to index\n"
+                        "  %acc = scf.for %k0 = %c0 to %Ki step")
+    assert "%Ki" in text and "coop.grid" in text
+    module = api.parse(text, "wg.mlir")
+    api.run_pipeline(module, "pipeline-coop-loads{stages=4}")
+    lowered = module.clone()
+    ptx_text = api.compile_to_ptx(module)
+    _ptxas_ok(ptx_text, tmp_path)
+    assert re.search(r"\.param \.u32 gemm_f16_wg_param_Kn\n\)", ptx_text)
+    assert re.search(r"ld\.param\.u32 %r\d+, \[gemm_f16_wg_param_Kn\];", ptx_text)
+    api.run_pipeline(lowered, "convert-coop-to-ptx")
+    (k,) = describe(lowered)["kernels"]
+    assert k["grid"] == "dispatch" and k["grid_dims"] == [32, 64, 1]
+    assert k["args"][3] == {"name": "Kn", "dtype": "i32", "scalar": True}
+    assert [p["kind"] for p in k["params"]] == ["tensor_map", "tensor_map", "pointer", "scalar"]
+    assert k["params"][3] == {"kind": "scalar", "arg": 3, "dtype": "i32"}
+    assert parse_launch(describe(lowered))["gemm_f16_wg"].declared_grid([0, 0, 0, 8192]) == (32, 64, 1)
