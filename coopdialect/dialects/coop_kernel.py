@@ -33,8 +33,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects import func
-
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
@@ -149,8 +149,6 @@ def scalar_value(t: Attribute, value: object) -> int | float:
         if not -(1 << (bits - 1)) <= v < top:
             raise ValueError(f"{v} does not fit {name} ({-(1 << (bits - 1))}..{top - 1})")
         return v - (1 << bits) if v >= 1 << (bits - 1) else v
-    import numpy as np
-
     if not isinstance(value, int | float | np.integer | np.floating):
         raise TypeError(f"a {name} argument takes a number, got {type(value).__name__} {value!r}")
     return float(value)
