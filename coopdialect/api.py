@@ -34,7 +34,8 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import ParseError
 
 from coopdialect.context import make_context
-from coopdialect.diagnostics import CoopError, LocatingParser, decode_source, format_error, verify_with_locations
+from coopdialect.errors import CoopError
+from coopdialect.diagnostics import LocatingParser, decode_source, format_error, verify_with_locations
 
 
 def _check_type(name: str, value: object, kinds: type | tuple[type, ...], spelled: str) -> None:
@@ -72,7 +73,7 @@ def read_spirv(data: bytes, name: str = "<binary>", raise_to_coop: bool = False)
     """A SPIR-V binary as a module holding its `spirv.module` (validated on reading; ops located at
     `name:0:W`, W the word offset), or, with `raise_to_coop`, its kernels lifted by
     `raise-spirv-to-coop`. A corrupt, invalid or unliftable binary is a CoopError."""
-    from coopdialect.diagnostics import CoopError
+    from coopdialect.errors import CoopError
     from coopdialect.spirv.errors import SpirvReadError
     from coopdialect.spirv.reader import deserialize
 
@@ -88,19 +89,10 @@ def run_pipeline(module: ModuleOp, pipeline: str) -> ModuleOp:
     each pass; returns `module`. On any error the module is left as it was.
 
     Raises CoopError (a bad pipeline is located at `<command line>`), TypeError."""
-    from coopdialect.pipeline import parse_pipeline
+    from coopdialect.pipeline import apply_pipeline
 
     _check_type("module", module, ModuleOp, "a builtin.module (ModuleOp)")
-    passes = parse_pipeline(pipeline, lambda _p, m, _n: verify_with_locations(m))
-    work = module.clone()
-    passes.apply(make_context(), work)
-    # only a complete result replaces the module's contents
-    module.attributes.clear()
-    module.attributes.update(work.attributes)
-    old = module.body.detach_block(0)
-    module.body.add_block(work.body.detach_block(0))
-    old.erase(safe_erase=False)
-    return module
+    return apply_pipeline(module, pipeline)
 
 
 def compile_to_spirv(module: ModuleOp, flavor: str = "khr") -> bytes:

@@ -40,7 +40,7 @@ def dialect_factories() -> dict[str, Callable[[], Dialect]]:
         return GPU
 
     def coop():
-        from coopdialect.dialects.coop import Coop
+        from coopdialect.dialects.coop_dialect import Coop
         return Coop
 
     def tensor_addr():
@@ -48,7 +48,7 @@ def dialect_factories() -> dict[str, Callable[[], Dialect]]:
         return TensorAddr
 
     def spirv():
-        from coopdialect.dialects.spirv import SPIRV
+        from coopdialect.dialects.spirv_dialect import SPIRV
         return SPIRV
 
     def ptx():

@@ -2,8 +2,9 @@
 
 The parser of coop-opt stamps each op with a FileLineColLoc (xDSL's parser records none), so a
 verifier, a pass or an emitter can point at the op that is wrong. Passes and emitters raise
-`CoopError(op, message)`; `format_error` turns any exception the pipeline may raise into the one
-line the driver prints.
+`CoopError(op, message)` (`coopdialect.errors`, below the dialects, which raise it too; it is
+importable from here as well); `format_error` turns any exception the pipeline may raise into the
+one line the driver prints.
 """
 
 from __future__ import annotations
@@ -16,32 +17,9 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr,
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.traits import NoTerminator
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
 
-
-class CoopError(DiagnosticException):
-    """An error attached to an operation (or to no location when `op` is None)."""
-
-    def __init__(self, op: Operation | None, message: str, where: str | None = None):
-        self.op = op
-        self.message = message
-        where = where if where is not None else location_of(op)
-        super().__init__(f"{where}: error: {_op_prefix(op)}{message}")
-
-
-def _op_prefix(op: Operation | None) -> str:
-    return f"'{op.name}' op " if op is not None else ""
-
-
-def location_of(op: Operation | None) -> str:
-    """`file:line:col` of `op` (of its nearest located ancestor), or `<unknown>`."""
-    while op is not None:
-        loc = op.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-        op = op.parent_op()
-    return "<unknown>"
-
+from coopdialect.errors import CoopError
 
 MAX_NESTING = 64
 """Deepest bracket nesting (`(`, `[`, `{`, `<`) the parser accepts. xDSL's parser, verifiers,

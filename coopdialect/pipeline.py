@@ -7,6 +7,8 @@
   a CoopError (or a ParseError): a DiagnosticException without an op, a RecursionError or
   MemoryError, or an internal error of a pass becomes a CoopError naming the pass (it has no op,
   so drivers locate it at the input file).
+* `apply_pipeline(module, spec)`: the whole pipeline on a module, verified with locations before
+  and after each pass, all or nothing (the API's `run_pipeline` and the runtime's lowering).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.context import make_context
+from coopdialect.diagnostics import verify_with_locations
+from coopdialect.errors import CoopError
 
 
 def spec_error_message(e: BaseException) -> str:
@@ -84,3 +88,19 @@ def parse_pipeline(spec: str, callback: Callable | None = None) -> LocatedPipeli
         raise CoopError(None, f"bad pass pipeline '{spec}': {spec_error_message(e)}",
                         where="<command line>") from None
     return LocatedPipeline(passes, callback)
+
+
+def apply_pipeline(module: ModuleOp, spec: str) -> ModuleOp:
+    """Apply the pass pipeline `spec` (`'pass{k=v},pass'`) to `module`, verifying before and after
+    each pass (`verify_with_locations`); returns `module`. On any error the module is left as it
+    was. Raises CoopError (a bad pipeline is located at `<command line>`), TypeError."""
+    passes = parse_pipeline(spec, lambda _p, m, _n: verify_with_locations(m))
+    work = module.clone()
+    passes.apply(make_context(), work)
+    # only a complete result replaces the module's contents
+    module.attributes.clear()
+    module.attributes.update(work.attributes)
+    old = module.body.detach_block(0)
+    module.body.add_block(work.body.detach_block(0))
+    old.erase(safe_erase=False)
+    return module

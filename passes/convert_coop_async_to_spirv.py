@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType, i1, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.index_facts import divides, known_residue, row_fits
 from coopdialect.dialects import coop, coop_async
 from coopdialect.dialects import spirv as sp

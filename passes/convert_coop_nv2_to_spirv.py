@@ -28,13 +28,14 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FunctionType, MemRefType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop_nv2
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects import spirv_nv2 as nv2
 from coopdialect.dialects import tensor_addr as ta
 from coopdialect.dialects.coop import MatrixType
 from coopdialect.passes import convert_decode_func_to_spirv as _decode
+from coopdialect.passes.spirv_memory_operand import memory_operand
 
 _SET_CLASSES: dict[str, type[Operation]] = {c.OPNAME: c for c in nv2.TENSOR_SET_OPS}
 _SET_BY_SOURCE_NAME: dict[str, type[Operation]] = {
@@ -96,9 +97,7 @@ def _array_pointer(low, op: Operation, memref: SSAValue) -> SSAValue:
 
 
 def _memory_operand(low, op: Operation) -> str | None:
-    from coopdialect.passes.convert_coop_to_spirv import _memory_access
-
-    return _memory_access(op, op.memory_access)
+    return memory_operand(op, op.memory_access)
 
 
 def lower_load_tensor(low, op: coop_nv2.LoadTensorOp) -> None:

@@ -2,10 +2,10 @@
 
 Every `func.func` with a body becomes a `ptx.kernel` (functions that cooperative-matrix-2 ops
 call are inlined into their callers, not kernels); the module gets a `ptx.target` attribute
-that the printer writes as `.target`. The rules are in `coopdialect.ptx.lower` (kernel
-convention, arith, scf, gpu ids), `coopdialect.ptx.coop_rules` (subgroup fragments, mma.sync),
-`coopdialect.ptx.wgmma` (warpgroup matrices), `coopdialect.ptx.pipelined` (the staged form as a
-warp-specialized wgmma pipeline) and `coopdialect.ptx.staged_generic` (the staged form op by op).
+that the printer writes as `.target`. `coopdialect.ptx.lower` dispatches to the rules:
+`coopdialect.ptx.kernel_lowering` (kernel convention), `scalar_rules` (arith, scf, gpu ids),
+`coop_rules` (subgroup fragments, mma.sync), `wgmma` (warpgroup matrices), `pipelined` (the staged
+form as a warp-specialized wgmma pipeline) and `staged_generic` (the staged form op by op).
 
 Checked up front, each a one-line CoopError on the op: the kernel interface shared with
 convert-coop-to-spirv (`coop_kernel.check_kernel_interface`: memref arguments, a valid
@@ -26,7 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 TARGETS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a")
 MAX_FRAGMENT_ELEMENTS = 512
@@ -68,15 +68,15 @@ class ConvertCoopToPtxPass(ModulePass):
     CTAs per cluster, multicasting shared tiles; 2 measured slower), `sparse-batch` (K steps
     of a 2:4 product per wgmma-group — the `wgmma.mma_async.sp` one `wgmma.commit_group`
     closes (PTX ISA 9.7.15.6), 1 or 2: with 2 the consumers run a loop of constant, even trip
-    count two iterations at a time; see `pipelined._unrolled_for`), `sparse-in-flight` (0 or 1:
+    count two iterations at a time; see `pipelined_loop._unrolled_for`), `sparse-in-flight` (0 or 1:
     2:4 batches left running at each `wgmma.wait_group`; with 1 a trip of the consumers' loop
     runs two batches and keeps each batch's sp-meta registers live until the wait that retires
-    it; a trip count that does not allow it falls back, `pipelined.sparse_schedule`; the default
+    it; a trip count that does not allow it falls back, `pipelined_plan.sparse_schedule`; the default
     1 with sparse-batch 1 measured best on the H200: sparse f16 8192³ at 4 stages 1075-1107
     TFLOP/s against 1003-1021 for sparse-batch 2 with none in flight at 5 stages) and
     `persistent` (one CTA per multiprocessor loops over the dispatch's tiles, the producer
     filling the next tile's stages while the consumers store the last; launch grid rule
-    "persistent", `pipelined._tile_loop`; measured on the H200: dense +2-4%, 2:4 +1-2%; off by
+    "persistent", `pipelined_tiles.tile_loop`; measured on the H200: dense +2-4%, 2:4 +1-2%; off by
     default, since the host must pass the dispatch grid, and used by both benchmarks).
     """
 
@@ -93,8 +93,8 @@ class ConvertCoopToPtxPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.dialects.coop_kernel import check_kernel_interface
         from coopdialect.ptx.lower import lower_function
-        from coopdialect.ptx.nv2_rules import inlined_functions
-        from coopdialect.ptx.pipelined import Options
+        from coopdialect.ptx.inline_calls import inlined_functions
+        from coopdialect.ptx.pipelined_plan import Options
 
         if self.target not in TARGETS:
             raise CoopError(None, f"convert-coop-to-ptx: unknown target '{self.target}' (one of "

@@ -63,17 +63,19 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop
 from coopdialect.dialects.coop_kernel import SCALAR_TYPES, check_kernel_interface, scalar_type_name
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
+from coopdialect.dialects.spirv_dialect import SPIRV
 from coopdialect.spirv import push_constants
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.requirements import apply_requirements
+from coopdialect.passes.spirv_memory_operand import memory_operand
 
 _SPIRV_OPS: dict[str, type[Operation]] = {
-    cls.OPNAME: cls for cls in sp.SPIRV.operations if hasattr(cls, "OPNAME")
+    cls.OPNAME: cls for cls in SPIRV.operations if hasattr(cls, "OPNAME")
 }
 
 # arith.cmpi predicate number -> SPIR-V comparison (MLIR's CmpIPredicate order)
@@ -116,21 +118,6 @@ def _refuse_arm_nv(op: Operation) -> None:
     if op.layout.data in coop.ARM_LAYOUTS:
         raise CoopError(op, f"MemoryLayout {op.layout.data.value} needs flavor=khr "
                             "(SPV_ARM_cooperative_matrix_layouts extends the KHR instructions)")
-
-
-def _memory_access(op: Operation, access: coop.MemoryAccessAttr | None) -> str | None:
-    """The grammar spelling of a Memory Operand (`Aligned(16)|Nontemporal`), or None."""
-    if access is None or not access.flag_set:
-        return None
-    parts = []
-    for flag in coop.MemoryAccess:
-        if flag not in access.flag_set:
-            continue
-        if flag in (coop.MemoryAccess.MakePointerAvailable, coop.MemoryAccess.MakePointerVisible):
-            raise CoopError(op, f"the SPIR-V writer does not encode the Scope <id> of {flag.value} yet")
-        parts.append(f"Aligned({access.alignment.data})" if flag == coop.MemoryAccess.Aligned
-                     else flag.value)
-    return "|".join(parts)
 
 
 class _KernelLowering:
@@ -468,7 +455,7 @@ class _KernelLowering:
     def lower_load(self, op: coop.LoadOp) -> None:
         t = self.matrix_type(op, op.result.type)
         ptr, stride = self.matrix_pointer(op)
-        access = _memory_access(op, op.memory_access)
+        access = memory_operand(op, op.memory_access)
         if self.flavor == "khr":
             layout = self.const(_layout_value(op.layout.data), i32)
             new = sp.KHRCooperativeMatrixLoadOp(ptr, layout, stride, t, access)
@@ -482,7 +469,7 @@ class _KernelLowering:
         self.matrix_type(op, op.object.type)
         ptr, stride = self.matrix_pointer(op)
         obj = self.get(op, op.object)
-        access = _memory_access(op, op.memory_access)
+        access = memory_operand(op, op.memory_access)
         if self.flavor == "khr":
             layout = self.const(_layout_value(op.layout.data), i32)
             self.emit(sp.KHRCooperativeMatrixStoreOp(ptr, obj, layout, stride, access))

@@ -34,7 +34,7 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, MemRefType, StringAttr, i32
 from xdsl.ir import Operation, SSAValue
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop
 from coopdialect.dialects import spirv as sp
 

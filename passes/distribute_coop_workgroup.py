@@ -36,7 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, gpu
 
 _SAME_SHAPE = (*coop.ELEMENTWISE_UNARY, *coop.ELEMENTWISE_BINARY, *coop.CONVERSIONS,

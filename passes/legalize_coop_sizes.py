@@ -42,130 +42,37 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    BFloat16Type,
-    DenseArrayBase,
     IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    Signedness,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, coop_nv2
 from coopdialect.dialects import tensor_addr as ta
-from coopdialect.targets import MatrixShape, Target, TargetError, get_target
-
-_ELEMENTWISE = (*coop.ELEMENTWISE_UNARY, *coop.ELEMENTWISE_BINARY, *coop.CONVERSIONS,
-                coop.MatrixTimesScalarOp)
-
-
-# --------------------------------------------------------------------------------------------
-# Types as the target tables spell them
-# --------------------------------------------------------------------------------------------
-
-
-def component_name(t: Attribute, signed: bool | None = None) -> set[str]:
-    """Target spellings a component type can match: {'f16'}, {'s8'}, {'s8', 'u8'} (signless, no
-    signedness given)."""
-    if isinstance(t, BFloat16Type):
-        return {"bf16"}
-    if isinstance(t, AnyFloat):
-        return {f"f{t.bitwidth}"}
-    if isinstance(t, IntegerType):
-        w = t.width.data
-        if signed is not None:
-            return {f"{'s' if signed else 'u'}{w}"}
-        if t.signedness.data == Signedness.SIGNED:
-            return {f"s{w}"}
-        if t.signedness.data == Signedness.UNSIGNED:
-            return {f"u{w}"}
-        return {f"s{w}", f"u{w}"}
-    return set()
-
-
-def mul_add_types(op: coop.MulAddOp) -> tuple[str, str, str, str]:
-    """(A, B, C, Result) component spellings of a multiply-add (signedness per is_signed)."""
-    out = []
-    for which, v in (("A", op.a), ("B", op.b), ("C", op.c), ("Result", op.result)):
-        t = v.type.element_type
-        signed = op.is_signed(which) if coop.is_integer(t) else None
-        (name,) = component_name(t, signed)
-        out.append(name)
-    return tuple(out)  # type: ignore[return-value]
-
-
-def _saturating(op: coop.MulAddOp) -> bool:
-    return coop.MatrixOperand.SaturatingAccumulation in op.operand_flags
-
-
-def _rows_for(target: Target, types, scope: str, saturating: bool) -> list[MatrixShape]:
-    return [r for r in target.native_shapes()
-            if r.types == tuple(types) and r.scope == scope and r.saturating == saturating]
-
-
-def _shape_text(rows: Sequence[MatrixShape]) -> str:
-    return ", ".join(sorted({f"{r.m}x{r.n}x{r.k}" for r in rows})) or "none"
-
-
-def workgroup_invocations(kernel: func.FuncOp) -> int | None:
-    attr = kernel.attributes.get("coop.workgroup_size")
-    if isinstance(attr, DenseArrayBase):
-        x, y, z = (int(v) for v in attr.get_values())
-        return x * y * z
-    return None
-
-
-def flexible_ok(target: Target, types, scope: str, saturating: bool, mnk: tuple[int, int, int],
-                invocations: int | None) -> bool:
-    """Whether M×N×K is allowed whole by a flexible-dimension row of the target."""
-    if max(mnk) > target.flexible_max_dimension:
-        return False
-    for f in target.flexible_dimensions:
-        if f.types != tuple(types) or f.scope != scope or f.saturating != saturating:
-            continue
-        if scope == "Workgroup" and f.workgroup_invocations != invocations:
-            continue
-        if all(d % g == 0 for d, g in zip(mnk, f.granularity)):
-            return True
-    return False
-
-
-# --------------------------------------------------------------------------------------------
-# Grouping matrices that share one tiling
-# --------------------------------------------------------------------------------------------
-
-
-class _Classes:
-    """Union-find over matrix SSA values."""
-
-    def __init__(self):
-        self.parent: dict[SSAValue, SSAValue] = {}
-
-    def find(self, v: SSAValue) -> SSAValue:
-        self.parent.setdefault(v, v)
-        while self.parent[v] is not v:
-            self.parent[v] = self.parent[self.parent[v]]
-            v = self.parent[v]
-        return v
-
-    def union(self, a: SSAValue, b: SSAValue) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra is not rb:
-            self.parent[rb] = ra
-
-
-def _is_matrix(v: SSAValue) -> bool:
-    return isinstance(v.type, coop.MatrixType)
-
+from coopdialect.targets import Target, TargetError, get_target
+from coopdialect.passes.legalize_padding import pad_kernel
+from coopdialect.passes.legalize_shapes import (
+    ELEMENTWISE,
+    Classes,
+    build_classes,
+    component_name,
+    flexible_ok,
+    is_matrix,
+    mul_add_types,
+    rows_for,
+    saturating,
+    shape_text,
+    workgroup_invocations,
+)
 
 @dataclass
 class _Plan:
-    classes: _Classes
+    classes: Classes
     tile: dict[SSAValue, tuple[int, int]]  # class root -> (rows, cols) of a tile
 
     def tile_of(self, v: SSAValue) -> tuple[int, int]:
@@ -173,49 +80,7 @@ class _Plan:
 
     def is_split(self, v: SSAValue) -> bool:
         # values this pass creates are native tiles and were never planned
-        return _is_matrix(v) and v in self.classes.parent and self.tile_of(v) != v.type.get_shape()
-
-
-def build_classes(kernel: func.FuncOp) -> tuple[_Classes, list[SSAValue], list[coop.MulAddOp]]:
-    """The matrices of `kernel` grouped into classes that share one tiling (module docstring),
-    every matrix value in walk order, and the multiply-adds in program order."""
-    cls = _Classes()
-    values: list[SSAValue] = []
-    mul_adds: list[coop.MulAddOp] = []
-    for op in kernel.walk():
-        for r in op.results:
-            if _is_matrix(r):
-                cls.find(r)
-                values.append(r)
-        for region in op.regions:
-            for block in region.blocks:
-                for a in block.args:
-                    if _is_matrix(a):
-                        cls.find(a)
-                        values.append(a)
-        if isinstance(op, _ELEMENTWISE):
-            for v in op.operands:
-                if _is_matrix(v):
-                    cls.union(v, op.results[0])
-        elif isinstance(op, coop.MulAddOp):
-            cls.union(op.c, op.result)
-            mul_adds.append(op)
-        elif isinstance(op, coop_nv2.LoadTensorOp):
-            cls.union(op.object, op.result)  # clipped elements keep Object's: same tiling
-        elif isinstance(op, scf.ForOp):
-            body_args = op.body.blocks[0].args[1:]
-            yielded = op.body.blocks[0].last_op.operands
-            for init, arg, y, res in zip(op.iter_args, body_args, yielded, op.results):
-                if _is_matrix(res):
-                    for v in (init, arg, y):
-                        cls.union(res, v)
-        elif isinstance(op, scf.IfOp):
-            for region in (op.true_region, op.false_region):
-                if region.blocks and region.blocks[0].last_op is not None:
-                    for y, res in zip(region.blocks[0].last_op.operands, op.results):
-                        if _is_matrix(res):
-                            cls.union(res, y)
-    return cls, values, mul_adds
+        return is_matrix(v) and v in self.classes.parent and self.tile_of(v) != v.type.get_shape()
 
 
 def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
@@ -227,7 +92,7 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
     for op in mul_adds:
         a, b, c = op.a.type, op.b.type, op.c.type
         (m, k), n = a.get_shape(), b.columns
-        types, scope, sat = mul_add_types(op), a.scope_value.value, _saturating(op)
+        types, scope, sat = mul_add_types(op), a.scope_value.value, saturating(op)
         ra, rb, rc = cls.find(op.a), cls.find(op.b), cls.find(op.c)
         fixed = (tile.get(ra), tile.get(rb), tile.get(rc))
         choice = None
@@ -235,7 +100,7 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
         if flexible and all(f is None or f == w for f, w in zip(fixed, whole)) and \
                 flexible_ok(target, types, scope, sat, (m, n, k), invocations):
             choice = (m, n, k)
-        rows = _rows_for(target, types, scope, sat)
+        rows = rows_for(target, types, scope, sat)
         if choice is None:
             best = None
             for r in rows:
@@ -264,7 +129,7 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
                 " (padding needs tensor addressing, which the target does not have)"
             raise CoopError(op, f"{m}x{n}x{k} {'·'.join(types)} {scope} has no native tiling on "
                                 f"target '{target.name}'{why}; native shapes for these types: "
-                                f"{_shape_text(rows)} (all {scope} shapes: {_shape_text(all_rows)})"
+                                f"{shape_text(rows)} (all {scope} shapes: {shape_text(all_rows)})"
                                 f"{pad}")
         tm, tn, tk = choice
         tile[ra], tile[rb], tile[rc] = (tm, tk), (tk, tn), (tm, tn)
@@ -430,7 +295,7 @@ class _Splitter:
             self.split_store(op)
         elif isinstance(op, coop.MulAddOp):
             self.split_mul_add(op)
-        elif isinstance(op, (*_ELEMENTWISE, coop.CompositeConstructOp)):
+        elif isinstance(op, (*ELEMENTWISE, coop.CompositeConstructOp)):
             self.split_elementwise(op)
         elif isinstance(op, (coop_nv2.LoadTensorOp, coop_nv2.StoreTensorOp)):
             self.split_tensor_memory(op)
@@ -546,7 +411,7 @@ class _Splitter:
         res = op.results[0]
         gi, gj, _, _ = self.dims(res)
         tt = self.tile_type(res)
-        grids = [self.grid(op, v) if _is_matrix(v) else None for v in op.operands]
+        grids = [self.grid(op, v) if is_matrix(v) else None for v in op.operands]
         grid = []
         for i in range(gi):
             row = []
@@ -634,7 +499,7 @@ def check_expansion(kernel: func.FuncOp, plan: _Plan) -> None:
             what = f"a {m}x{n}x{k} multiply-add into {tm}x{tn}x{tk} tiles"
         else:
             for v in (*op.operands, *op.results):
-                if _is_matrix(v) and v in plan.classes.parent:
+                if is_matrix(v) and v in plan.classes.parent:
                     (r, c), (tr, tc) = v.type.get_shape(), plan.tile_of(v)
                     n_tiles = -(-r // tr) * -(-c // tc)
                     if n_tiles > count:
@@ -650,8 +515,6 @@ def check_expansion(kernel: func.FuncOp, plan: _Plan) -> None:
 
 def legalize_kernel(kernel: func.FuncOp, target: Target, flexible: bool = True) -> None:
     """Rewrite one kernel in place (module docstring); CoopError when it cannot."""
-    from coopdialect.passes.legalize_padding import pad_kernel
-
     pad_kernel(kernel, target, flexible)  # non-multiples -> next native multiple (tensor loads)
     plan = plan_kernel(kernel, target, flexible)
     check_expansion(kernel, plan)
@@ -671,8 +534,8 @@ def non_native_ops(module: ModuleOp, target: Target, flexible: bool = True) -> l
         for op in kernel.walk():
             if isinstance(op, coop.MulAddOp):
                 (m, k), n = op.a.type.get_shape(), op.b.type.columns
-                types, scope, sat = mul_add_types(op), op.a.type.scope_value.value, _saturating(op)
-                ok = any((r.m, r.n, r.k) == (m, n, k) for r in _rows_for(target, types, scope, sat))
+                types, scope, sat = mul_add_types(op), op.a.type.scope_value.value, saturating(op)
+                ok = any((r.m, r.n, r.k) == (m, n, k) for r in rows_for(target, types, scope, sat))
                 ok = ok or (flexible and flexible_ok(target, types, scope, sat, (m, n, k), inv))
                 if not ok:
                     bad.append(f"{op.name} {m}x{n}x{k} {'·'.join(types)} {scope}")

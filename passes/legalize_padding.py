@@ -39,9 +39,19 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, coop_nv2
 from coopdialect.dialects import tensor_addr as ta
+from coopdialect.passes.legalize_shapes import (
+    ELEMENTWISE,
+    build_classes,
+    flexible_ok,
+    mul_add_types,
+    rows_for,
+    saturating,
+    shape_text,
+    workgroup_invocations,
+)
 from coopdialect.targets import Target
 
 _I32 = IntegerType(32)
@@ -60,24 +70,20 @@ class _Choice:
 def tiling_exists(target: Target, types, scope: str, sat: bool, k_split_ok: bool,
                   mnk: tuple[int, int, int], invocations: int | None, flexible: bool) -> bool:
     """Whether legalize-coop-sizes can tile M×N×K as it is (ignoring agreement with operands)."""
-    from coopdialect.passes.legalize_coop_sizes import _rows_for, flexible_ok
-
     m, n, k = mnk
     if flexible and flexible_ok(target, types, scope, sat, mnk, invocations):
         return True
     return any(m % r.m == 0 and n % r.n == 0 and k % r.k == 0 and (k_split_ok or r.k == k)
-               for r in _rows_for(target, types, scope, sat))
+               for r in rows_for(target, types, scope, sat))
 
 
 def choose_padding(target: Target, types, scope: str, sat: bool, k_split_ok: bool,
                    mnk: tuple[int, int, int], invocations: int | None,
                    flexible: bool) -> _Choice | None:
     """The padded M'×N'×K' (smallest volume; ties: larger tile), or None when no row fits."""
-    from coopdialect.passes.legalize_coop_sizes import _rows_for
-
     m, n, k = mnk
     cands: list[_Choice] = []
-    for r in _rows_for(target, types, scope, sat):
+    for r in rows_for(target, types, scope, sat):
         p = (_ceil_to(m, r.m), _ceil_to(n, r.n), _ceil_to(k, r.k))
         if k_split_ok or p[2] == r.k:
             cands.append(_Choice(p, (r.m, r.n, r.k)))
@@ -181,21 +187,16 @@ def _zero_padded(v: SSAValue) -> bool:
 
 
 def _allowed(op: Operation) -> bool:
-    from coopdialect.passes.legalize_coop_sizes import _ELEMENTWISE
-
     if isinstance(op, (coop.LoadOp, coop.StoreOp)):
         return op.layout.data in (coop.Layout.RowMajor, coop.Layout.ColumnMajor)
     if isinstance(op, scf.YieldOp):
         return isinstance(op.parent_op(), scf.ForOp)
-    return isinstance(op, (coop.MulAddOp, coop.CompositeConstructOp, scf.ForOp, *_ELEMENTWISE))
+    return isinstance(op, (coop.MulAddOp, coop.CompositeConstructOp, scf.ForOp, *ELEMENTWISE))
 
 
 def pad_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> bool:
     """Pad the multiply-adds of `kernel` that have no native tiling (module docstring); True when
     something was padded. Does nothing on a target without tensor addressing."""
-    from coopdialect.passes.legalize_coop_sizes import _rows_for, _saturating, _shape_text, \
-        build_classes, mul_add_types, workgroup_invocations
-
     if not target.tensor_addressing:
         return False
     cls, values, mul_adds = build_classes(kernel)
@@ -208,7 +209,7 @@ def pad_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> bool:
 
     for op in mul_adds:
         (m, k), n = op.a.type.get_shape(), op.b.type.columns
-        types, scope, sat = mul_add_types(op), op.a.type.scope_value.value, _saturating(op)
+        types, scope, sat = mul_add_types(op), op.a.type.scope_value.value, saturating(op)
         k_ok = not sat and op.c.type.element_type == op.result.type.element_type
         if tiling_exists(target, types, scope, sat, k_ok, (m, n, k), invocations, flexible):
             continue
@@ -218,7 +219,7 @@ def pad_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> bool:
         pm, pn, pk = choice.mnk
         head = (f"{m}x{n}x{k} {'·'.join(types)} {scope} has no native tiling on target "
                 f"'{target.name}'; native shapes for these types: "
-                f"{_shape_text(_rows_for(target, types, scope, sat))}; it cannot be padded to "
+                f"{shape_text(rows_for(target, types, scope, sat))}; it cannot be padded to "
                 f"{pm}x{pn}x{pk}")
         if pk != k:
             for v in (op.a, op.b):

@@ -71,7 +71,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, coop_async, coop_nv2, gpu, sparse_mma
 
 STAGES_ATTR = "coop.pipeline_stages"

@@ -52,7 +52,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, coop_nv2, gpu, spirv, spirv_general, spirv_nv2
 from coopdialect.dialects import tensor_addr as ta
 from coopdialect.spirv.grammar_tables import ENUMS

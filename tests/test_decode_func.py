@@ -129,7 +129,7 @@ REFUSED = [
 
 @pytest.mark.parametrize("body,message", REFUSED, ids=range(len(REFUSED)))
 def test_refused_forms(body, message):
-    from coopdialect.diagnostics import CoopError
+    from coopdialect.errors import CoopError
 
     text = f"""
 func.func @decode(%p: memref<256xi32>, %i: i32, %b: i32, %c: i32) -> f32 {{

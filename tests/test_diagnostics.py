@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from coopdialect import api
-from coopdialect.diagnostics import MAX_NESTING, CoopError
+from coopdialect.errors import CoopError
+from coopdialect.diagnostics import MAX_NESTING
 from coopdialect.tools import coop_opt, coop_run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from coopdialect import api
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 ROOT = Path(__file__).resolve().parents[1]
 VULKAN = ("pipeline-coop-loads{stages=2},distribute-coop-workgroup,"

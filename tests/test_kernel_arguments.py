@@ -25,7 +25,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
 from coopdialect import api
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.dialects.coop_kernel import dispatch_grid
 from coopdialect.host_expr import eval_host_expr
 from coopdialect.ptx.launch import describe

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coopdialect.context import make_context
-from coopdialect.diagnostics import CoopError, LocatingParser
+from coopdialect.errors import CoopError
+from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import run_kernel
 from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass, non_native_ops
 from coopdialect.targets import TargetError, get_target, load_target, shipped_targets

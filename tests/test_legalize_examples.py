@@ -15,7 +15,8 @@ import pytest
 from xdsl.dialects import func
 
 from coopdialect.context import make_context
-from coopdialect.diagnostics import CoopError, LocatingParser
+from coopdialect.errors import CoopError
+from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import run_kernel
 from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
 from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass

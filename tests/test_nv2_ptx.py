@@ -27,14 +27,14 @@ from xdsl.dialects.builtin import IntegerType
 
 import tensor_ir
 from coopdialect import api
-from coopdialect.dialects import coop  # noqa: F401  (before coop_nv2: import order)
 from coopdialect.dialects import coop_nv2 as nv2
 from coopdialect.dialects import ptx
 from coopdialect.dialects import tensor_addr as ta
 from coopdialect.interpreter.tensor_addr import (AddressingError, LayoutValue, ViewValue,
                                                  tensor_element_indices)
 from coopdialect.ptx import affine as af
-from coopdialect.ptx.lower import RULES, Scalar
+import coopdialect.ptx.lower  # noqa: F401  (registers every rule in RULES)
+from coopdialect.ptx.kernel_lowering import RULES, Scalar
 from coopdialect.tools.gpu.nv2_ptx_check import compile_ptx
 from test_ptx_ptxas import _ptxas, find_ptxas
 

@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coopdialect.context import make_context
-from coopdialect.diagnostics import CoopError, LocatingParser
+from coopdialect.errors import CoopError
+from coopdialect.diagnostics import LocatingParser
 from coopdialect.dialects import coop, coop_async
 from coopdialect.interpreter import run_kernel
 from coopdialect.passes.pipeline_coop_loads import STAGES_ATTR, PipelineCoopLoadsPass

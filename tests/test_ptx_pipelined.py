@@ -343,7 +343,8 @@ def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
     MMA are reported; the same write after the retiring wait is not."""
     from xdsl.dialects import scf
 
-    from coopdialect.ptx import pipelined
+    from coopdialect.ptx import pipelined_loop, pipelined_sparse
+    from coopdialect.ptx.kernel_lowering import RULES
     from sass_check import parse, sass_of, sp_meta_hazards
 
     ir = sparse_gemm_wg_ir(256, 512, 1024, "f16")
@@ -351,10 +352,12 @@ def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
 
     def one_per_trip(lw, op):
         lw.unroll, lw.tied = 1, [None] * 8
-        pipelined.RULES[scf.ForOp](lw, op)
+        RULES[scf.ForOp](lw, op)
 
-    monkeypatch.setattr(pipelined, "_unrolled_for", one_per_trip)
-    monkeypatch.setattr(pipelined, "_retire_meta", lambda lw: setattr(lw, "live_meta", []))
+    monkeypatch.setattr(pipelined_loop, "_unrolled_for", one_per_trip)
+    no_retire = lambda lw: setattr(lw, "live_meta", [])  # noqa: E731
+    monkeypatch.setattr(pipelined_loop, "retire_meta", no_retire)
+    monkeypatch.setattr(pipelined_sparse, "retire_meta", no_retire)
     bad = sass_of(emit_ptx(lower(ir, 4)), tmp_path, find_ptxas())
     found = sp_meta_hazards(bad)
     assert len(found) == 2 and all("written at" in f for f in found), found
@@ -374,12 +377,12 @@ def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
 
 
 def test_pass_options_are_the_lowerings_options_with_the_same_defaults() -> None:
-    """convert-coop-to-ptx's options are `pipelined.Options` field for field (the pass builds
+    """convert-coop-to-ptx's options are `pipelined_plan.Options` field for field (the pass builds
     Options from them by name), with the same defaults."""
     from dataclasses import fields
 
     from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
-    from coopdialect.ptx.pipelined import Options
+    from coopdialect.ptx.pipelined_plan import Options
 
     pass_ = ConvertCoopToPtxPass()
     for f in fields(Options):

@@ -15,6 +15,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from coopdialect.dialects import spirv as sp
+from coopdialect.dialects.spirv_dialect import SPIRV
 from coopdialect.spirv.errors import SpirvEmitError, SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
@@ -114,7 +115,7 @@ def gemm_module(nv: bool = False) -> sp.ModuleOp:
 def parsed_ops_module() -> sp.ModuleOp:
     ctx = Context()
     ctx.load_dialect(builtin.Builtin)
-    ctx.load_dialect(sp.SPIRV)
+    ctx.load_dialect(SPIRV)
     path = ROOT / "tests/filecheck/spirv/ops.mlir"
     mod = Parser(ctx, path.read_text(), str(path)).parse_module()
     return next(op for op in mod.walk() if isinstance(op, sp.ModuleOp))

@@ -28,13 +28,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from coopdialect.context import dialect_factories
-from coopdialect.diagnostics import (
-    CoopError,
-    LocatingParser,
-    decode_source,
-    format_error,
-    verify_with_locations,
-)
+from coopdialect.errors import CoopError
+from coopdialect.diagnostics import LocatingParser, decode_source, format_error, verify_with_locations
 from coopdialect.passes import get_all_passes
 from coopdialect.pipeline import LocatedPipeline, spec_error_message
 

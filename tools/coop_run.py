@@ -45,7 +45,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
 from coopdialect import api
-from coopdialect.diagnostics import CoopError, format_error, location_of
+from coopdialect.errors import CoopError, location_of
+from coopdialect.diagnostics import format_error
 from coopdialect.dialects.coop_kernel import (
     GRID_ATTR,
     INTEGER_SCALARS,

@@ -364,7 +364,7 @@ def _api_child(name: str) -> None:
     import numpy as np  # noqa: F401 (used by the expressions)
 
     from coopdialect import api
-    from coopdialect.diagnostics import CoopError
+    from coopdialect.errors import CoopError
 
     example = str(ROOT / "examples" / "gemm_f16.mlir")
 

@@ -39,7 +39,6 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.dialects.utils.bit_enum_attribute import BitEnumAttribute
 from xdsl.ir import (
     Attribute,
-    Dialect,
     Operation,
     ParametrizedAttribute,
     SpacedOpaqueSyntaxAttribute,
@@ -1221,36 +1220,3 @@ ELEMENTWISE_UNARY = (SNegateOp, FNegateOp)
 ELEMENTWISE_BINARY = (IAddOp, FAddOp, ISubOp, FSubOp, IMulOp, FMulOp, FDivOp, SDivOp, UDivOp)
 CONVERSIONS = (ConvertFToUOp, ConvertFToSOp, ConvertSToFOp, ConvertUToFOp, UConvertOp, SConvertOp,
                FConvertOp, BitcastOp)
-
-def _nv2_ops():
-    # SPV_NV_cooperative_matrix2 ops live in their own module, which imports this one
-    from coopdialect.dialects.coop_nv2 import NV2_OPS
-    return NV2_OPS
-
-
-def _async_ops():
-    # the staged form (workgroup buffers, asynchronous copies) lives in its own module too
-    from coopdialect.dialects.coop_async import ASYNC_OPS
-    return ASYNC_OPS
-
-
-Coop = Dialect(
-    "coop",
-    [
-        LoadOp,
-        StoreOp,
-        MulAddOp,
-        LengthOp,
-        CompositeConstructOp,
-        ExtractOp,
-        InsertOp,
-        *ELEMENTWISE_UNARY,
-        *ELEMENTWISE_BINARY,
-        MatrixTimesScalarOp,
-        *CONVERSIONS,
-        *_nv2_ops(),
-        *_async_ops(),
-    ],
-    [ScopeAttr, UseAttr, LayoutAttr, StorageClassAttr, MatrixOperandsAttr, MatrixType,
-     MemoryAccessAttr],
-)

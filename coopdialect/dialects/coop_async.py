@@ -1,6 +1,6 @@
 """The staged form of the `coop` dialect: workgroup buffers and asynchronous copies into them.
 
-Added to the `Coop` dialect's op list (coopdialect/dialects/coop.py), like `coop_nv2`. The ops are
+Added to the `Coop` dialect's op list (coopdialect/dialects/coop_dialect.py), like `coop_nv2`. The ops are
 target-neutral: `pipeline-coop-loads` produces them and each backend maps them to its machinery
 (PTX: cp.async / cp.async.bulk.tensor + mbarrier; SPIR-V: loads/stores of Workgroup storage and
 OpControlBarrier). Syntax:
@@ -45,6 +45,14 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, 
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from coopdialect.dialects.coop import (
+    StorageClass,
+    StorageClassAttr,
+    constant_int,
+    is_float,
+    is_integer,
+)
 
 
 def workgroup_memref(shape: list[int], element_type: Attribute) -> MemRefType:
@@ -275,16 +283,6 @@ class AsyncWaitGroupOp(IRDLOperation):
 
 ASYNC_OPS = (AllocWorkgroupOp, AsyncCopyOp, AsyncCommitGroupOp, AsyncWaitGroupOp)
 
-
-# coop.py puts ASYNC_OPS into the `coop` dialect and so imports this module at its end; importing
-# coop here, after ASYNC_OPS exists, makes either module importable first.
-from coopdialect.dialects.coop import (  # noqa: E402
-    StorageClass,
-    StorageClassAttr,
-    constant_int,
-    is_float,
-    is_integer,
-)
 
 WORKGROUP = StorageClassAttr(StorageClass.Workgroup)
 """The memory space of a workgroup memref: `#coop.storage_class<Workgroup>`."""

@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.host_expr import HostExpr, eval_host_expr, from_affine, to_text
 
 WORKGROUP_SIZE_ATTR = "coop.workgroup_size"

@@ -1,6 +1,6 @@
 """Cooperative-matrix-2 ops of the `coop` dialect (SPV_NV_cooperative_matrix2).
 
-Added to the `Coop` dialect's op list (coopdialect/dialects/coop.py). Syntax:
+Added to the `Coop` dialect's op list (coopdialect/dialects/coop_dialect.py). Syntax:
 
 ```
 %r = coop.load_tensor %buf, %obj, %layout [view %v] [decode @f] [, #coop.memory_access<...>]

@@ -44,14 +44,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from coopdialect.dialects.spirv import (
-    ConstantOp,
-    PointerType,
-    SpirvInstruction,
-    _check_enumerant,
-    _scalar_attr,
-    scalar_type,
-)
+from coopdialect.dialects.spirv import ConstantOp, SpirvInstruction, _scalar_attr, scalar_type
+from coopdialect.dialects.spirv_types import PointerType, _check_enumerant
 
 
 @irdl_op_definition
@@ -262,7 +256,7 @@ class SpecConstantOperationOp(IRDLOperation):
         for lit in self.literals:
             if not isinstance(lit, IntAttr | TypeAttribute):
                 raise VerifyException("OpSpecConstantOp: trailing operands are literal integers or a type")
-        from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
+        from coopdialect.dialects.spirv_types import COOP_MATRIX_TYPES
 
         if "Length" in op and (self.args or len(self.literals) != 1
                                or not isinstance(self.literals.data[0], COOP_MATRIX_TYPES)):

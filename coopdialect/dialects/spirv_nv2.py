@@ -45,10 +45,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from coopdialect.dialects import spirv_rules
 from coopdialect.dialects.op_family import op_class
-from coopdialect.dialects.spirv import (
+from coopdialect.dialects.spirv import SpirvInstruction
+from coopdialect.dialects.spirv_types import (
     CooperativeMatrixType,
     PointerType,
-    SpirvInstruction,
     _check_enumerant,
     _parse_enum_name,
     parse_enum_operand,

@@ -12,11 +12,20 @@ docs/arm-layouts.md).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from coopdialect.dialects.spirv_types import (
+    COOP_MATRIX_TYPES,
+    ArrayType,
+    CooperativeMatrixType,
+    NVCooperativeMatrixType,
+    PointerType,
+    RuntimeArrayType,
+    StructType,
+)
 from coopdialect.spirv.grammar_tables import ENUMS
 
 ACC, MA, MB = "MatrixAccumulatorKHR", "MatrixAKHR", "MatrixBKHR"
@@ -33,14 +42,13 @@ def _is_i32(t: Attribute) -> bool:
 
 
 def lookup_function(op: Operation, ref, what: str, inst: str):
-    """The `spirv.func` that `ref` names in the enclosing `spirv.module` (an OpFunction)."""
-    from coopdialect.dialects.spirv import FuncOp
-
+    """The `spirv.func` that `ref` names in the enclosing `spirv.module` (an OpFunction). Told by
+    its op name: the op classes (spirv.py) are above these rules, which they call."""
     module = op.parent_op()
     while module is not None and module.name != "spirv.module":
         module = module.parent_op()
     target = SymbolTable.lookup_symbol(module, ref) if module is not None else None
-    if not isinstance(target, FuncOp):
+    if target is None or target.name != "spirv.func":
         raise _fail(f"{what} must be an OpFunction, got @{ref.root_reference.data}", inst)
     return target
 
@@ -148,8 +156,6 @@ def check_decode_func(op) -> None:
     parameters: a PhysicalStorageBuffer pointer, then two arrays of 32-bit integers of the tensor
     layout's Dim."""
     inst = "OpCooperativeMatrixLoadTensorNV"
-    from coopdialect.dialects.spirv import ArrayType, PointerType
-
     f = lookup_function(op, op.decode_func, "DecodeFunc", inst)
     ins, outs = f.function_type.inputs.data, f.function_type.outputs.data
     if len(outs) != 1 or outs[0] != op.object.type.element_type:
@@ -223,82 +229,6 @@ def check_arm_layout(matrix_type, layout: SSAValue, stride: SSAValue | None, ins
                     f"{4 * s}, got {rows_} ({ARM})", inst)
 
 
-# -- Vulkan buffer layout (Vulkan spec "Offset and Stride Assignment"; relaxed block layout, core
-#    in Vulkan 1.1, which spirv-val checks for --target-env vulkan1.3) ---------------------------
-
-def _size_align(t) -> tuple[int | None, int]:
-    """(size in bytes or None for a runtime array, base alignment in bytes) of an explicitly laid out type."""
-    from xdsl.dialects.builtin import VectorType
-
-    from coopdialect.dialects.spirv import ArrayType, PointerType, RuntimeArrayType, StructType
-
-    if isinstance(t, IntegerType):
-        n = max(1, t.width.data // 8)
-        return n, n
-    if isinstance(t, AnyFloat):
-        n = t.bitwidth // 8
-        return n, n
-    if isinstance(t, VectorType):
-        n, a = _size_align(t.element_type)
-        return n * t.get_shape()[0], a  # relaxed layout: a vector aligns to its component
-    if isinstance(t, PointerType):  # a PhysicalStorageBuffer pointer (64-bit)
-        return 8, 8
-    if isinstance(t, ArrayType | RuntimeArrayType):
-        _, a = _size_align(t.element_type)
-        n = None if isinstance(t, RuntimeArrayType) else t.stride.data * t.length.data
-        return n, a
-    if isinstance(t, StructType):
-        align, end = 1, 0
-        for m, off in zip(t.members, t.offsets):
-            size, a = _size_align(m)
-            align = max(align, a)
-            end = max(end, off.data + (size or 0))
-        return end, align
-    raise VerifyException(f"type {t} has no explicit layout")
-
-
-def check_block_layout(struct, storage_class: str, where: str) -> None:
-    """A Block struct in StorageBuffer / Uniform / PushConstant / PhysicalStorageBuffer storage:
-    every member has an Offset aligned to its base alignment, members do not overlap and are in
-    increasing order, only the last member may be a runtime array, every array has an ArrayStride
-    that is a multiple of its element's alignment and at least the element's size (recursively)."""
-    from coopdialect.dialects.spirv import RuntimeArrayType, StructType
-
-    inst = f"{storage_class} {where}"
-    end = 0
-    n = len(struct.members)
-    for i, (m, off) in enumerate(zip(struct.members, struct.offsets)):
-        o = off.data
-        if o < 0:
-            raise _fail(f"member {i} of a Block struct needs an Offset decoration (Vulkan layout)", inst)
-        size, align = _size_align(m)
-        if o % align:
-            raise _fail(f"member {i} at Offset {o} is not aligned to {align} bytes (Vulkan layout)", inst)
-        if o < end:
-            raise _fail(f"member {i} at Offset {o} overlaps the previous member (Vulkan layout)", inst)
-        if isinstance(m, RuntimeArrayType) and i != n - 1:
-            raise _fail("only the last member of a Block struct may be a runtime array", inst)
-        _check_array_strides(m, inst)
-        if isinstance(m, StructType):
-            check_block_layout(m, storage_class, where)
-        end = o + (size or 0)
-
-
-def _check_array_strides(t, inst: str) -> None:
-    from coopdialect.dialects.spirv import ArrayType, RuntimeArrayType, StructType
-
-    if isinstance(t, ArrayType | RuntimeArrayType):
-        size, align = _size_align(t.element_type)
-        s = t.stride.data
-        if s <= 0 or s % align or (size is not None and s < size):
-            raise _fail(f"an array of {t.element_type} needs an ArrayStride that is a positive multiple of "
-                        f"{align} and at least {size} bytes, got {s} (Vulkan layout)", inst)
-        _check_array_strides(t.element_type, inst)
-    elif isinstance(t, StructType):
-        for m in t.members:
-            _check_array_strides(m, inst)
-
-
 # -- core type rules of memory instructions (SPIR-V 3.42.8) -----------------------------------
 
 def same_type(a, b) -> bool:
@@ -308,17 +238,6 @@ def same_type(a, b) -> bool:
 
 
 def _canon(t):
-    from xdsl.dialects.builtin import Signedness, VectorType
-
-    from coopdialect.dialects.spirv import (
-        ArrayType,
-        CooperativeMatrixType,
-        NVCooperativeMatrixType,
-        PointerType,
-        RuntimeArrayType,
-        StructType,
-    )
-
     if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
         return IntegerType(t.width.data)
     if isinstance(t, VectorType):
@@ -343,16 +262,6 @@ def check_access_chain(op) -> None:
     """OpAccessChain: integer scalar Indexes; a struct is indexed by a constant below its member
     count, a fixed-size array by a constant (when constant) below its length; Result Type is a
     pointer, in Base's storage class, to the type the Indexes reach."""
-    from xdsl.dialects.builtin import VectorType
-
-    from coopdialect.dialects.spirv import (
-        COOP_MATRIX_TYPES,
-        ArrayType,
-        PointerType,
-        RuntimeArrayType,
-        StructType,
-    )
-
     inst = "OpAccessChain"
     t = op.base.type.pointee
     sc = op.base.type.storage_class.data
@@ -416,10 +325,6 @@ _SHIFTS = {"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"
 
 def _shape(t):
     """(kind, width, count) of a scalar, vector or cooperative matrix type."""
-    from xdsl.dialects.builtin import VectorType
-
-    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
-
     count = 1
     if isinstance(t, VectorType):
         count, t = t.get_shape()[0], t.element_type
@@ -437,8 +342,6 @@ def check_arithmetic(op) -> None:
     integer ones integer operands of Result Type's component width and count (signedness may
     differ); a shift's Base has Result Type's shape; on cooperative matrices every operand has
     Result Type (the KHR/NV element-wise rules)."""
-    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
-
     inst = op.OPNAME
     rt = op.result.type
     if isinstance(rt, COOP_MATRIX_TYPES) and inst in _INT_OPS | _FLOAT_OPS | {"OpFNegate", "OpSNegate"}:
@@ -468,10 +371,6 @@ def check_composite_constituents(rt, types: list, inst: str) -> None:
     """OpConstantComposite / OpSpecConstantComposite: one constituent per member of a struct
     (of the member's type), per component of a vector or element of an array (of its type), or
     one of the component type for a cooperative matrix (SPIR-V 3.42.7)."""
-    from xdsl.dialects.builtin import VectorType
-
-    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES, ArrayType, StructType
-
     if isinstance(rt, StructType):
         want = list(rt.members)
     elif isinstance(rt, VectorType):
@@ -490,10 +389,6 @@ def check_composite_indices(t, indices: list[int], element, inst: str) -> None:
     """OpCompositeExtract / OpCompositeInsert: each literal Index is in range of the struct,
     array or vector it indexes (a cooperative matrix's length is known only at run time), and the
     indexed type is the Result Type (extract) or the Object's type (insert)."""
-    from xdsl.dialects.builtin import VectorType
-
-    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES, ArrayType, StructType
-
     for k in indices:
         if isinstance(t, StructType):
             n, nxt = len(t.members), (t.members.data[k] if 0 <= k < len(t.members) else None)
@@ -550,7 +445,5 @@ def check_stride(stride, inst: str) -> None:
 
 
 def check_matrix_type_operand(t, inst: str) -> None:
-    from coopdialect.dialects.spirv import COOP_MATRIX_TYPES
-
     if not isinstance(t, COOP_MATRIX_TYPES):
         raise _fail(f"Type must be a cooperative matrix type, got {t}", inst)

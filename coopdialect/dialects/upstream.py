@@ -19,7 +19,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 
 UPSTREAM_OPS = (scf.ForOp, arith.ConstantOp)

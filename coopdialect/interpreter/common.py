@@ -26,7 +26,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 from coopdialect.interpreter.async_copies import AsyncCopyState
 
 # --------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
-from coopdialect.diagnostics import location_of
+from coopdialect.errors import location_of
 from coopdialect.dialects import coop_async
 from coopdialect.interpreter.async_copies import PendingCopy
 from coopdialect.interpreter.common import (

@@ -253,7 +253,8 @@ def interpret_file(path: str, kernel: str, buffers: Sequence[Any],
     Returns the parsed module. Parse and verifier errors are raised as InterpreterError too, with
     the `file:line:col` of the problem."""
     from coopdialect.context import make_context
-    from coopdialect.diagnostics import CoopError, LocatingParser, verify_with_locations
+    from coopdialect.errors import CoopError
+    from coopdialect.diagnostics import LocatingParser, verify_with_locations
 
     try:
         with open(path) as f:

@@ -10,7 +10,7 @@ the exact per-member values and errors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from xdsl.dialects import arith
@@ -24,8 +24,15 @@ from coopdialect.interpreter.coop import memref_view
 from coopdialect.interpreter.lockstep_values import Varying
 from coopdialect.interpreter.races import has_repeats
 
-if TYPE_CHECKING:
-    from coopdialect.interpreter.lockstep import LockstepRunner
+
+class LockstepRunner(Protocol):
+    """What a fast path reads of the runner that calls it (`lockstep.LockstepRunner`, which
+    imports this module)."""
+
+    interpreter: Any  # the xDSL Interpreter that runs the impls
+    members: list  # the subgroup contexts run in lock-step
+    count: int  # len(members)
+    nsub: int  # subgroups in a workgroup
 
 
 def try_fast(fast, runner: LockstepRunner, op: Operation, args: list[Any]) -> tuple | None:

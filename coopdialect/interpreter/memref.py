@@ -24,7 +24,7 @@ from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Operation
 
-from coopdialect.diagnostics import location_of
+from coopdialect.errors import location_of
 from coopdialect.dialects import coop
 from coopdialect.interpreter.common import fail, is_lanes, numpy_dtype, subgroup_context
 from coopdialect.interpreter.coop import memref_view, to_dtype

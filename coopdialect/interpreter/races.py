@@ -324,7 +324,7 @@ def access(interpreter: Interpreter, op: Operation, value: Any, idx: Any, *, wri
 
 
 def _check_pending(op: Operation, wg: Any, value: Any, idx: Any, write: bool) -> None:
-    from coopdialect.diagnostics import location_of
+    from coopdialect.errors import location_of
 
     raw = value.data_ptr.raw
     itemsize = numpy_dtype(value.data_ptr.xtype).itemsize

@@ -11,85 +11,30 @@ one element per instruction, since neither the offset's nor the stride's alignme
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from coopdialect.dialects import coop, ptx
-from coopdialect.dialects.coop import Layout, MatrixOperand, Scope
-from coopdialect.ptx import fragments as fr
-from coopdialect.ptx.lower import (
-    Buf,
+from coopdialect.dialects.coop import MatrixOperand, Scope
+from coopdialect.ptx.element_ops import float_binary, int_binary, normalize, to_f32
+from coopdialect.ptx.frag_addressing import element_addresses, layout_of, positions
+from coopdialect.ptx.kernel_lowering import (
     Frag,
     KernelLowering,
     Scalar,
     float_suffix,
-    is_signed,
     mem_suffix,
     op_error,
     reg_kind,
     rule,
     width,
 )
-
-
-def layout_of(op: Operation, t: coop.MatrixType) -> fr.FragLayout:
-    try:
-        return fr.subgroup_layout(t)
-    except fr.LayoutError as e:
-        raise op_error(op, f"{e} (target has no such mma.sync fragment)") from None
+from coopdialect.ptx.wgmma import load_workgroup, mul_add_workgroup, store_workgroup
 
 
 def frag_len(t: coop.MatrixType) -> int:
     per = 128 if t.scope_value == Scope.Workgroup else 32
     return t.rows * t.columns // per
-
-
-def lane_terms(lw: KernelLowering, lay: fr.FragLayout) -> tuple[Scalar, Scalar]:
-    """The lane-dependent row and column of a fragment layout, as index scalars."""
-    g, q, w = lw.lane_geometry()
-    out = []
-    for coefs in (lay.row_coef, lay.col_coef):
-        acc = lw.idx_const(0)
-        for c, reg in zip(coefs, (g, q, w)):
-            if c:
-                acc = lw.index_op("add", acc, lw.index_op("mul", Scalar(IndexType(), reg=reg),
-                                                          lw.idx_const(c)))
-        out.append(acc)
-    return out[0], out[1]
-
-
-def element_addresses(lw: KernelLowering, buf: Buf, offset: Scalar, stride: Scalar,
-                      layout: Layout, t: coop.MatrixType, lay: fr.FragLayout,
-                      positions: list[tuple[int, int]]) -> list[tuple[SSAValue, int]]:
-    """(address register, byte offset) of each fragment element at `positions` (tile-relative
-    to the lane terms), for `buf[offset + row*stride + col]` (RowMajor) or `+ col*stride + row`."""
-    es = width(t.element_type) // 8
-    row_l, col_l = lane_terms(lw, lay)
-    maj_l, min_l = (row_l, col_l) if layout == Layout.RowMajor else (col_l, row_l)
-    lane_idx = lw.index_op("add", offset, lw.index_op("add", lw.index_op("mul", maj_l, stride),
-                                                      min_l))
-    base = lw.index_op("add", Scalar(IndexType(), reg=buf.base),
-                       lw.index_op("mul", lane_idx, lw.idx_const(es)))
-    base_reg = lw.reg(base)
-    out = []
-    by_major: dict[int, SSAValue] = {}
-    stride_bytes = None
-    for r, c in positions:
-        maj, mi = (r, c) if layout == Layout.RowMajor else (c, r)
-        if stride.const is not None:
-            out.append((base_reg, (maj * int(stride.const) + mi) * es))
-            continue
-        if maj not in by_major:
-            if stride_bytes is None:
-                stride_bytes = lw.index_op("mul", stride, lw.idx_const(es))
-            by_major[maj] = lw.reg(lw.index_op(
-                "add", base, lw.index_op("mul", stride_bytes, lw.idx_const(maj))))
-        out.append((by_major[maj], mi * es))
-    return out
-
-
-def positions(t: coop.MatrixType, lay: fr.FragLayout) -> list[tuple[int, int]]:
-    return [(tr + r0, tc + c0) for tr, tc in fr.tiles(t, lay) for r0, c0 in lay.elems]
 
 
 def _refuse_arm_layout(op: coop.LoadOp | coop.StoreOp) -> None:
@@ -105,7 +50,6 @@ def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
     _refuse_arm_layout(op)
     t = op.result.type
     if t.scope_value == Scope.Workgroup:
-        from coopdialect.ptx.wgmma import load_workgroup
         return load_workgroup(lw, op)
     lay = layout_of(op, t)
     buf = lw.vmap[op.pointer]
@@ -128,7 +72,6 @@ def _store(lw: KernelLowering, op: coop.StoreOp) -> None:
     t = op.object.type
     frag = lw.vmap[op.object]
     if t.scope_value == Scope.Workgroup:
-        from coopdialect.ptx.wgmma import store_workgroup
         return store_workgroup(lw, op)
     lay = layout_of(op, t)
     buf = lw.vmap[op.pointer]
@@ -191,7 +134,6 @@ def acc_type(op: Operation, t) -> str:
 @rule(coop.MulAddOp)
 def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     if op.a.type.scope_value == Scope.Workgroup:
-        from coopdialect.ptx.wgmma import mul_add_workgroup
         return mul_add_workgroup(lw, op)
     ta, tb, tc, tr = (v.type for v in (op.a, op.b, op.c, op.result))
     atype, btype, _, k = mma_types(op)
@@ -249,49 +191,6 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
 # --------------------------------------------------------------------------------------------
 # Element-wise ops and conversions (per fragment element; same for every scope)
 # --------------------------------------------------------------------------------------------
-
-
-def to_f32(lw: KernelLowering, t, r: SSAValue) -> SSAValue:
-    return lw.inst(ptx.CvtOp, f".f32.{float_suffix(t)}", [r], "f32")
-
-
-def from_f32(lw: KernelLowering, t, r: SSAValue) -> SSAValue:
-    return lw.inst(ptx.CvtOp, f".rn.{float_suffix(t)}.f32", [r], "b16")
-
-
-def float_binary(lw: KernelLowering, name: str, t, a: SSAValue, b: SSAValue) -> SSAValue:
-    """a (add|sub|mul|div) b, rounded to nearest even in type t. f16 division and all bf16
-    arithmetic go through f32: the f32 result rounded again is still correctly rounded, since
-    f32 has at least 2p+2 bits for p = 11 (f16) and 8 (bf16)."""
-    if isinstance(t, BFloat16Type) or (isinstance(t, Float16Type) and name == "div"):
-        r = lw.inst({"add": ptx.AddOp, "sub": ptx.SubOp, "mul": ptx.MulOp, "div": ptx.DivOp}[name],
-                    ".rn.f32", [to_f32(lw, t, a), to_f32(lw, t, b)], "f32")
-        return from_f32(lw, t, r)
-    cls = {"add": ptx.AddOp, "sub": ptx.SubOp, "mul": ptx.MulOp, "div": ptx.DivOp}[name]
-    return lw.inst(cls, f".rn.{float_suffix(t)}", [a, b], reg_kind(t))
-
-
-def normalize(lw: KernelLowering, r: SSAValue, w: int, signed: bool) -> SSAValue:
-    """Sign- or zero-extend the low w bits of a .b32 (no-op for 32/64 bits)."""
-    if w >= 32:
-        return r
-    s = "s" if signed else "u"
-    return lw.inst(ptx.CvtOp, f".{s}32.{s}{w}", [r], "b32")
-
-
-def int_binary(lw: KernelLowering, name: str, t, a: SSAValue, b: SSAValue) -> SSAValue:
-    w = width(t)
-    rw = 64 if w == 64 else 32
-    kind = "b64" if w == 64 else "b32"
-    if name in ("add", "sub"):
-        cls = ptx.AddOp if name == "add" else ptx.SubOp
-        return lw.inst(cls, f".s{rw}", [a, b], kind)
-    if name == "mul":
-        return lw.inst(ptx.MulOp, f".lo.s{rw}", [a, b], kind)
-    signed = name == "sdiv"
-    s = "s" if signed else "u"
-    return lw.inst(ptx.DivOp, f".{s}{rw}", [normalize(lw, a, w, signed),
-                                             normalize(lw, b, w, signed)], kind)
 
 
 _BINARY = {coop.FAddOp: "add", coop.FSubOp: "sub", coop.FMulOp: "mul", coop.FDivOp: "div",

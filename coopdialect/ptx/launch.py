@@ -51,9 +51,9 @@ from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.utils.target import Target
 
-from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import ptx
 from coopdialect.dialects.coop_kernel import grid_symbol_args, scalar_type_name
+from coopdialect.errors import CoopError
 from coopdialect.host_expr import from_affine
 
 FORMAT = "coopdialect-ptx-launch"

@@ -2,10 +2,11 @@
 
 SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interpreter/coop_nv2.py):
 
-* Functions (CombineFunc, per-element Func, DecodeFunc) are inlined: `inline_call` lowers the
-  callee's body with its parameters bound to the call's values, once per call site (per element
-  for a per-element op or a decode, per tree node for a reduction). The scalar ops such bodies
-  use (memref.load/store, casts, min/max, negation) have their rules here.
+* Functions (CombineFunc, per-element Func, DecodeFunc) are inlined (`inline_calls.py`):
+  `inline_call` lowers the callee's body with its parameters bound to the call's values, once
+  per call site (per element for a per-element op or a decode, per tree node for a reduction).
+  The scalar ops such bodies use (memref.load/store, casts, min/max, negation) have their rules
+  here.
 * reduce (subgroup scope, accumulator fragments of `fragments.ACC_LAYOUT`): the interpreter's
   pairwise tree, same order. Row: within a lane (columns 2q, 2q+1), `shfl.sync.bfly` 1 and 2
   (the quad), then across column tiles. Column: `shfl.sync.bfly` 4, 8, 16 (rows g), within a
@@ -24,9 +25,9 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.ir import SSAValue
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
@@ -34,88 +35,23 @@ from coopdialect.dialects.coop import Scope
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Arith
-from coopdialect.ptx.lower import (RULES, Buf, Frag, KernelLowering, Scalar, float_suffix,
-                                   mem_suffix, op_error, reg_kind, rule, width)
-
-I32 = IntegerType(32)
-
-
-# ---------------------------------------------------------------------------------------------
-# Inlining
-# ---------------------------------------------------------------------------------------------
-
-
-def inlined_functions(module) -> set[str]:
-    """Names of the functions that cooperative-matrix-2 ops call (DecodeFunc, CombineFunc,
-    per-element Func): convert-coop-to-ptx inlines them rather than making them kernels."""
-    names = set()
-    for op in module.walk():
-        if isinstance(op, nv2.NV2_OPS):
-            for key in ("decode_func", "combine_func", "func"):
-                ref = op.properties.get(key)
-                if ref is not None:
-                    names.add(ref.string_value())
-    return names
-
-
-def inline_call(lw: KernelLowering, caller, fn: func.FuncOp, args: list[object]) -> object:
-    """Lower `fn`'s body with its parameters bound to `args`; returns the returned value."""
-    block = fn.body.block
-    for a, v in zip(block.args, args):
-        lw.vmap[a] = v
-    for op in block.ops:
-        if isinstance(op, func.ReturnOp):
-            if len(op.arguments) != 1:
-                raise op_error(caller, f"@{fn.sym_name.data} must return one value")
-            return lw.vmap[op.arguments[0]]
-        f = RULES.get(type(op))
-        if f is None:
-            raise op_error(op, f"has no PTX lowering (in @{fn.sym_name.data}, inlined into "
-                               f"'{caller.name}')")
-        f(lw, op)
-    raise op_error(caller, f"@{fn.sym_name.data} has no func.return")
-
-
-def call_reg(lw: KernelLowering, caller, fn: func.FuncOp, args: list[object]) -> SSAValue:
-    v = inline_call(lw, caller, fn, args)
-    assert isinstance(v, Scalar)
-    return lw.reg(v)
-
-
-def guarded(lw: KernelLowering, p, compute, fallback: SSAValue) -> SSAValue:
-    """compute() where predicate p holds, else `fallback` (a branch around compute)."""
-    if p is True:
-        return compute()
-    kind = ptx.reg_kind(fallback)
-    then, skip, join = lw.new_block(), Block(), Block(arg_types=[ptx.RegType(kind)])
-    lw.emit(ptx.CbraOp(p, skip, then, negate=True))
-    lw.cur = then
-    v = compute()
-    lw.emit(ptx.BraOp(join, [v]))
-    lw.blocks.append(skip)
-    lw.cur = skip
-    lw.emit(ptx.BraOp(join, [fallback]))
-    lw.blocks.append(join)
-    lw.cur = join
-    return join.args[0]
-
-
-def decode_element(lw: KernelLowering, op: nv2.LoadTensorOp, buf: Buf, e, sel, fallback):
-    """One element of a DecodeFunc load: the function inlined with (memref, index, blockCoord,
-    coordInBlock) — i32 values, the low 32 bits of the pseudo-code's values."""
-    fn = nv2.lookup_func(op, op.decode_func, "DecodeFunc")
-    ar = Arith(lw)
-
-    def i32(x: af.Aff) -> Scalar:
-        if x.is_const:
-            return Scalar(I32, const=x.const & af.U32)
-        return Scalar(I32, reg=ar.low32(x))
-
-    def compute() -> SSAValue:
-        args = [buf, i32(e.index), *(i32(b) for b in e.block), *(i32(i) for i in e.inner)]
-        return call_reg(lw, op, fn, args)
-    return guarded(lw, sel, compute, fallback)
-
+from coopdialect.ptx.element_ops import normalize
+from coopdialect.ptx.frag_addressing import layout_of
+from coopdialect.ptx.inline_calls import I32, call_reg
+from coopdialect.ptx.kernel_lowering import (
+    Buf,
+    Frag,
+    KernelLowering,
+    Scalar,
+    float_suffix,
+    mem_suffix,
+    op_error,
+    reg_kind,
+    rule,
+    width,
+)
+from coopdialect.ptx.nv2_workgroup import acc_positions
+from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
 
 # ---------------------------------------------------------------------------------------------
 # Scalar ops of function bodies
@@ -168,7 +104,6 @@ def _memref_store(lw: KernelLowering, op: memref.StoreOp) -> None:
 
 
 def _int_norm(lw: KernelLowering, r: SSAValue, w: int, signed: bool) -> SSAValue:
-    from coopdialect.ptx.coop_rules import normalize
     return normalize(lw, r, w, signed)
 
 
@@ -298,9 +233,7 @@ def _negf(lw: KernelLowering, op: arith.NegfOp) -> None:
 def positions_of(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[af.Aff, af.Aff]]:
     """(row, col) of each fragment element this thread holds, in register order."""
     if t.scope_value == Scope.Workgroup:
-        from coopdialect.ptx.nv2_workgroup import acc_positions
         return acc_positions(lw, op, t)
-    from coopdialect.ptx.tensor_rules import subgroup_positions
     return subgroup_positions(lw, op, t)
 
 
@@ -332,8 +265,7 @@ def _per_element(lw: KernelLowering, op: nv2.PerElementOp) -> None:
 def _acc_layout(op, t: coop.MatrixType) -> fr.FragLayout:
     if t.scope_value != Scope.Subgroup:
         raise op_error(op, "workgroup-scope matrices: only subgroup scope is lowered for this op")
-    from coopdialect.ptx.tensor_rules import _layout_of
-    return _layout_of(op, t)
+    return layout_of(op, t)
 
 
 def _lane_low(lw: KernelLowering, mask: int) -> SSAValue:
@@ -514,7 +446,6 @@ def _smem_addr(lw, ar: Arith, tile: SSAValue, idx: af.Aff, es: int):
 
 def _reduce_2x2(lw: KernelLowering, op, cb: _Combiner, x: list[SSAValue]) -> list[SSAValue]:
     src, res = op.matrix.type, op.result.type
-    from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
     if res.scope_value != Scope.Subgroup:
         raise op_error(op, "workgroup-scope matrices: only subgroup scope is lowered for this op")
     sp = frag_positions(lw, src, fr.ACC_LAYOUT)
@@ -536,7 +467,6 @@ def _reduce_2x2(lw: KernelLowering, op, cb: _Combiner, x: list[SSAValue]) -> lis
 @rule(nv2.ConvertOp)
 def _convert_use(lw: KernelLowering, op: nv2.ConvertOp) -> None:
     src, res = op.matrix.type, op.result.type
-    from coopdialect.ptx.tensor_rules import frag_positions
     ls, lr = _acc_layout(op, src), _acc_layout(op, res)
     lw.comment(f"{op.name} {src.use_value.value} -> {res.use_value.value} through shared memory")
     sp = frag_positions(lw, src, ls)
@@ -548,7 +478,6 @@ def _convert_use(lw: KernelLowering, op: nv2.ConvertOp) -> None:
 @rule(nv2.TransposeOp)
 def _transpose(lw: KernelLowering, op: nv2.TransposeOp) -> None:
     src, res = op.matrix.type, op.result.type
-    from coopdialect.ptx.tensor_rules import frag_positions
     ls, lr = _acc_layout(op, src), _acc_layout(op, res)
     lw.comment(f"{op.name} {src.rows}x{src.columns} -> {res.rows}x{res.columns} MatrixB "
                "through shared memory")

@@ -34,16 +34,16 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Block, SSAValue
 
 import coopdialect.ptx.coop_rules  # noqa: F401  (the rules wrapped below)
-import coopdialect.ptx.nv2_rules  # noqa: F401  (registers the coopmat2 rules)
-import coopdialect.ptx.tensor_rules  # noqa: F401  (registers the tensor-addressing rules)
+import coopdialect.ptx.tensor_rules  # noqa: F401  (the rules wrapped below)
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
 from coopdialect.dialects.coop import Scope, Use
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Aff, Arith
-from coopdialect.ptx.lower import RULES, Frag, KernelLowering, op_error, rule
-from coopdialect.ptx.tensor_rules import _check_store_blocks, load_elements, store_elements
+from coopdialect.ptx.kernel_lowering import RULES, Frag, KernelLowering, op_error, rule
+from coopdialect.ptx.tensor_rules import (_check_store_blocks, address, element_address, load_elements,
+                                          store_elements)
 
 LBO, SBO = 128, 256
 DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
@@ -104,6 +104,8 @@ def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff,
 
 _prev_construct = RULES[coop.CompositeConstructOp]
 _prev_mul_add = RULES[coop.MulAddOp]
+_prev_load_tensor = RULES[nv2.LoadTensorOp]
+_prev_store_tensor = RULES[nv2.StoreTensorOp]
 
 
 @rule(coop.CompositeConstructOp)
@@ -287,7 +289,6 @@ def _stage_vectors(lw, op, t, buf, layout, n, smem, mn) -> None:
     """Each thread moves groups of 8 columns: ld.global.v4.b32, then st.shared.v4.b32 (A: the
     8 columns are 8 consecutive K, contiguous in the core matrix) or 8 st.shared.b16 (B: 8
     consecutive N, 16 bytes apart)."""
-    from coopdialect.ptx.tensor_rules import address, element_address
     ar = Arith(lw)
     groups = _traversal(lw, op, t.rows, t.columns // 8, n, False)
     es = 2
@@ -365,3 +366,17 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     lw.emit(ptx.WgmmaCommitGroupOp())
     lw.emit(ptx.WgmmaWaitGroupOp(0))
     lw.vmap[op.result] = Frag(op.result.type, acc)
+
+
+@rule(nv2.LoadTensorOp)
+def _load_tensor(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
+    if op.result.type.scope_value != Scope.Workgroup:
+        return _prev_load_tensor(lw, op)
+    load_tensor_workgroup(lw, op)
+
+
+@rule(nv2.StoreTensorOp)
+def _store_tensor(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:
+    if op.object.type.scope_value != Scope.Workgroup:
+        return _prev_store_tensor(lw, op)
+    store_tensor_workgroup(lw, op)

@@ -45,7 +45,10 @@ from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import sparse_mma as sm
 from coopdialect.dialects.coop import Layout, Scope, Use
 from coopdialect.ptx import fragments as fr
-from coopdialect.ptx.lower import RULES, Buf, Frag, KernelLowering, Scalar, op_error, rule
+from coopdialect.ptx.coop_rules import pack8, pack16  # first: the coop rules are wrapped below
+from coopdialect.ptx.frag_addressing import element_addresses, positions
+from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, KernelLowering, Scalar, op_error, rule
+from coopdialect.ptx.wgmma import check_warpgroup
 
 STATIC_SMEM_LIMIT = 48 * 1024
 """Bytes of static `.shared` a kernel may declare (larger needs dynamic shared memory)."""
@@ -113,8 +116,7 @@ def _store(lw: KernelLowering, op: coop.StoreOp) -> None:
 
 
 def _acc_check(lw: KernelLowering, op, t: coop.MatrixType) -> fr.FragLayout:
-    from coopdialect.ptx.wgmma import _check_warpgroup
-    _check_warpgroup(lw, op)
+    check_warpgroup(lw, op)
     if t.columns % 8 or not 8 <= t.columns <= 256:
         raise op_error(op, f"workgroup accumulator 64x{t.columns}: N must be 8..256, a multiple of 8")
     if isinstance(t.element_type, IntegerType) and t.element_type.width.data != 32:
@@ -123,7 +125,6 @@ def _acc_check(lw: KernelLowering, op, t: coop.MatrixType) -> fr.FragLayout:
 
 
 def _load_acc(lw: KernelLowering, op: coop.LoadOp) -> None:
-    from coopdialect.ptx.coop_rules import element_addresses, positions
     t = op.result.type
     lay = _acc_check(lw, op, t)
     buf = lw.vmap[op.pointer]
@@ -138,7 +139,6 @@ def _load_acc(lw: KernelLowering, op: coop.LoadOp) -> None:
 
 
 def _store_acc(lw: KernelLowering, op: coop.StoreOp) -> None:
-    from coopdialect.ptx.coop_rules import element_addresses, positions
     t = op.object.type
     lay = _acc_check(lw, op, t)
     buf = lw.vmap[op.pointer]
@@ -380,7 +380,6 @@ def _meta_words(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> l
 
 def _a_registers(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> list[list]:
     """The four .b32 A registers per instruction of the RS form (ptx-wgmma-sparse.md section 4)."""
-    from coopdialect.ptx.coop_rules import pack8, pack16
     g, q, w = lw.lane_geometry()
     io = lw.index_op
     row_l = io("add", _idx(g), io("mul", _idx(w), lw.idx_const(16)))
@@ -411,8 +410,7 @@ def _a_registers(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> 
 
 @rule(sm.MmaSpOp)
 def _mma_sp(lw: KernelLowering, op: sm.MmaSpOp) -> None:
-    from coopdialect.ptx.wgmma import _check_warpgroup
-    _check_warpgroup(lw, op)
+    check_warpgroup(lw, op)
     if op.c.type.rows != 64:
         raise op_error(op, f"a {op.c.type.rows}-row product needs one consumer warpgroup per 64 "
                            "rows: stage its K loop (pipeline-coop-loads) for the wgmma pipeline")
@@ -441,7 +439,6 @@ def _mma_sp(lw: KernelLowering, op: sm.MmaSpOp) -> None:
     # Fresh accumulator registers (read and written by the chain; untouched until wait_group).
     et = op.c.type.element_type
     if isinstance(et, Float16Type):
-        from coopdialect.ptx.coop_rules import pack16
         acc = [pack16(lw, c.regs[2 * i], c.regs[2 * i + 1]) for i in range(len(c.regs) // 2)]
     elif isinstance(et, Float32Type):
         acc = [lw.inst(ptx.MovOp, ".f32", [r], "f32") for r in c.regs]

@@ -25,7 +25,7 @@ from coopdialect.dialects.coop_async import (
     AsyncCopyOp,
     AsyncWaitGroupOp,
 )
-from coopdialect.ptx.lower import Buf, KernelLowering, Scalar, op_error, rule, width
+from coopdialect.ptx.kernel_lowering import Buf, KernelLowering, Scalar, op_error, rule, width
 
 
 @rule(AllocWorkgroupOp)

@@ -18,9 +18,9 @@ OpCooperativeMatrixStoreTensorNV), with the interpreter's exact semantics
   low bits; the load itself reads the memref's element 0 instead (no fault) and is discarded by
   a `selp`. Stores branch around the elements they must not write (clipped, or out of bounds in
   any mode but Undefined). With a DecodeFunc the function is inlined per element, behind a
-  branch when the element may be inactive (nv2_rules.inline_call).
+  branch when the element may be inactive (inline_calls.decode_element).
 * Workgroup scope (A/B operands of wgmma, accumulators over several warpgroups) is in
-  nv2_workgroup.py, which uses `element_address` the same way.
+  nv2_workgroup.py, which wraps the load/store rules here and uses `element_address` the same way.
 * Undefined clamp mode with an out-of-bounds coordinate is undefined behaviour: the address is
   computed without clamping, as for an in-bounds element.
 """
@@ -35,12 +35,13 @@ from xdsl.ir import Block
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
 from coopdialect.dialects import tensor_addr as ta
-from coopdialect.dialects.coop import Scope
 from coopdialect.dialects.tensor_addr import ClampMode
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Aff, Arith, Pred
-from coopdialect.ptx.lower import Buf, Frag, KernelLowering, Scalar, mem_suffix, op_error, reg_kind, rule
+from coopdialect.ptx.inline_calls import decode_element
+from coopdialect.ptx.kernel_lowering import (Buf, Frag, KernelLowering, Scalar, mem_suffix, op_error, reg_kind,
+                                             rule)
 
 
 @dataclass(frozen=True)
@@ -380,13 +381,6 @@ def subgroup_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple
     return out
 
 
-def _layout_of(op, t: coop.MatrixType) -> fr.FragLayout:
-    try:
-        return fr.subgroup_layout(t)
-    except fr.LayoutError as e:
-        raise op_error(op, f"{e} (target has no such mma.sync fragment)") from None
-
-
 def _check_types(op, buf: Buf, t: coop.MatrixType) -> None:
     if coop.bit_width(t.element_type) > 32:
         raise op_error(op, f"tensor-addressed {t.element_type} components: only 8- to 32-bit "
@@ -397,7 +391,6 @@ def load_elements(lw: KernelLowering, op, buf: Buf, lay: LayoutV, view: ViewV | 
                   positions: list[tuple[Aff, Aff]], cols: int, obj: list, et) -> list:
     """The loaded value of each element at `positions` (obj: Object's registers)."""
     ar = Arith(lw)
-    from coopdialect.ptx.nv2_rules import decode_element
     es = elem_bytes(buf.ty.element_type)
     out = []
     kind = reg_kind(et)
@@ -446,10 +439,7 @@ def store_elements(lw: KernelLowering, op, buf: Buf, lay: LayoutV, view: ViewV |
 
 @rule(nv2.LoadTensorOp)
 def _load_tensor(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
-    t = op.result.type
-    if t.scope_value == Scope.Workgroup:
-        from coopdialect.ptx.nv2_workgroup import load_tensor_workgroup
-        return load_tensor_workgroup(lw, op)
+    t = op.result.type  # Subgroup scope (nv2_workgroup.py wraps this rule for Workgroup)
     pos = subgroup_positions(lw, op, t)
     buf = lw.vmap[op.pointer]
     _check_types(op, buf, t)
@@ -466,10 +456,7 @@ def _load_tensor(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
 
 @rule(nv2.StoreTensorOp)
 def _store_tensor(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:
-    t = op.object.type
-    if t.scope_value == Scope.Workgroup:
-        from coopdialect.ptx.nv2_workgroup import store_tensor_workgroup
-        return store_tensor_workgroup(lw, op)
+    t = op.object.type  # Subgroup scope (nv2_workgroup.py wraps this rule for Workgroup)
     pos = subgroup_positions(lw, op, t)
     buf = lw.vmap[op.pointer]
     _check_types(op, buf, t)

@@ -24,13 +24,14 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexT
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects.coop import Layout, Use
 from coopdialect.ptx import fragments as fr
-from coopdialect.ptx.lower import Frag, KernelLowering, Scalar, SharedTile, op_error, reg_kind
+from coopdialect.ptx.frag_addressing import element_addresses, positions
+from coopdialect.ptx.kernel_lowering import Frag, KernelLowering, Scalar, SharedTile, op_error, reg_kind
 
 LBO, SBO = 128, 256
 DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
 
 
-def _check_warpgroup(lw: KernelLowering, op) -> None:
+def check_warpgroup(lw: KernelLowering, op) -> None:
     size = lw.workgroup_size
     if size is None or size[0] * size[1] * size[2] != 128:
         raise op_error(op, f"workgroup-scope matrices need exactly one warpgroup: "
@@ -76,9 +77,8 @@ def _tid_index(lw: KernelLowering) -> tuple[Scalar, Scalar]:
 
 def load_workgroup(lw: KernelLowering, op: coop.LoadOp) -> None:
     t = op.result.type
-    _check_warpgroup(lw, op)
+    check_warpgroup(lw, op)
     if t.use_value == Use.MatrixAcc:
-        from coopdialect.ptx.coop_rules import element_addresses, positions
         lay = _acc_layout(op, t)
         buf = lw.vmap[op.pointer]
         lw.comment(f"{op.name} -> 64x{t.columns} wgmma accumulator, {op.layout.data.value}")
@@ -126,9 +126,8 @@ def load_workgroup(lw: KernelLowering, op: coop.LoadOp) -> None:
 
 
 def store_workgroup(lw: KernelLowering, op: coop.StoreOp) -> None:
-    from coopdialect.ptx.coop_rules import element_addresses, positions
     t = op.object.type
-    _check_warpgroup(lw, op)
+    check_warpgroup(lw, op)
     lay = _acc_layout(op, t)
     buf = lw.vmap[op.pointer]
     frag = lw.vmap[op.object]
@@ -149,7 +148,7 @@ def _descriptor(lw: KernelLowering, tile: SharedTile):
 
 
 def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
-    _check_warpgroup(lw, op)
+    check_warpgroup(lw, op)
     ta, tb, tc, tr = (v.type for v in (op.a, op.b, op.c, op.result))
     _operand_rows(op, ta)
     n = _operand_rows(op, tb)

@@ -21,7 +21,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 
 class DeviceError(CoopError):
@@ -89,11 +89,11 @@ class Device(ABC):
 def lower(module: ModuleOp, pipeline: str | None, default: str) -> ModuleOp:
     """A clone of `module` after `pipeline`; `default` (the device's conversion) runs after it
     when func.func ops are left (a pipeline of only `legalize-coop-sizes{...}`, or none)."""
-    from coopdialect.api import run_pipeline
+    from coopdialect.pipeline import apply_pipeline
 
     lowered = module.clone()
     if pipeline:
-        run_pipeline(lowered, pipeline)
+        apply_pipeline(lowered, pipeline)
     if default and any(isinstance(op, func.FuncOp) for op in lowered.ops):
-        run_pipeline(lowered, default)
+        apply_pipeline(lowered, default)
     return lowered

@@ -14,8 +14,8 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.traits import SymbolTable
 
-from coopdialect.diagnostics import CoopError, location_of
 from coopdialect.dialects.coop_kernel import dispatch_grid, scalar_value
+from coopdialect.errors import CoopError, location_of
 from coopdialect.runtime.device import Device, DeviceError
 from coopdialect.runtime.verdict import Verdict, compare, summary
 

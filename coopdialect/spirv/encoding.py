@@ -33,7 +33,7 @@ def decode_string(words: Sequence[int], pos: int) -> tuple[str, int]:
 def encode_enum(kind: str, text: str) -> list[int]:
     """Encode an enum operand text ("A|B(3)") of grammar kind `kind`: the value word, then the
     parameters of each named enumerant (bits in increasing value order for a BitEnum)."""
-    from coopdialect.dialects.spirv import parse_enum_operand
+    from coopdialect.dialects.spirv_types import parse_enum_operand
 
     items = parse_enum_operand(kind, text)
     if OPERAND_KINDS[kind] == "ValueEnum":

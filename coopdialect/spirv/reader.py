@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from coopdialect.dialects import spirv, spirv_general, spirv_nv2
+from coopdialect.dialects import spirv, spirv_dialect, spirv_general, spirv_nv2
 from coopdialect.spirv.encoding import decode_enum, decode_operands, decode_string, enumerant_name, has_result
 from coopdialect.spirv.errors import SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES
@@ -737,7 +737,7 @@ class _Reader:
             self.values[ws[1]] = new.result
             self.hint(new.result, ws[1])
             return new
-        cls = spirv.OP_BY_OPNAME.get(op)
+        cls = spirv_dialect.OP_BY_OPNAME.get(op)
         if cls is None:
             raise ValueError("instruction is not supported in a function")
         has_type, has_id = has_result(op)

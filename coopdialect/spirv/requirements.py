@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from coopdialect.dialects import spirv, spirv_nv2
+from coopdialect.dialects import spirv, spirv_dialect, spirv_nv2
 from coopdialect.spirv.grammar_tables import CAPABILITY_EXTENSIONS, CAPABILITY_IMPLIES, ENUMS, INSTRUCTIONS
 
 DEFAULT_VERSION = (1, 6)
@@ -141,7 +141,7 @@ def _op_types(op: Operation) -> Iterator[Attribute]:
 
 
 # ops that report enumerants the ENUM_PROPS scan cannot see (Tensor Addressing Operands)
-_EXTRA_FEATURES = frozenset(c for c in spirv.INSTRUCTION_OPS if hasattr(c, "spirv_features"))
+_EXTRA_FEATURES = frozenset(c for c in spirv_dialect.INSTRUCTION_OPS if hasattr(c, "spirv_features"))
 
 _ARM_LAYOUT_VALUES = {ENUMS["CooperativeMatrixLayout"][n][0]
                       for n in ("RowBlockedInterleavedARM", "ColumnBlockedInterleavedARM")}

@@ -9,7 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
-from coopdialect.diagnostics import CoopError
+from coopdialect.errors import CoopError
 
 
 def find_spirv_module(module: ModuleOp):

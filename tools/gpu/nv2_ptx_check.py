@@ -240,7 +240,7 @@ if __name__ == "__main__":
     device = argv[argv.index("--device") + 1] if "--device" in argv else "cuda"
     if device not in ("cuda", "interp"):
         raise SystemExit("--device is cuda or interp")
-    from coopdialect.diagnostics import CoopError
+    from coopdialect.errors import CoopError
     try:
         sys.exit(run(*options(argv, count=60), device=device))
     except CoopError as e:  # no driver / no GPU: one line, exit 1
