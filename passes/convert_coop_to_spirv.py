@@ -610,17 +610,21 @@ _register_rules()
 class ConvertCoopToSpirvPass(ModulePass):
     """Lower every kernel of the module to one `spirv.module` (see the module docstring).
 
-    Options: `flavor=khr` (SPV_KHR_cooperative_matrix, default) or `flavor=nv`
-    (SPV_NV_cooperative_matrix); `workgroup_pad=B` (bytes, default 16, 0 = none): row padding
-    of the staged form's Workgroup buffers; `workgroup_copies=registers|direct` (default
-    registers): how the staged form's copies are done (convert_coop_async_to_spirv.py). Raises CoopError, located at the offending op, for anything
-    without a lowering.
+    Raises CoopError, located at the offending op, for anything without a lowering.
     """
 
     name = "convert-coop-to-spirv"
+
     flavor: str = "khr"
+    """`khr`: SPV_KHR_cooperative_matrix; `nv`: SPV_NV_cooperative_matrix (matrices without a
+    Use)."""
     workgroup_pad: int = 16
+    """Row padding, in bytes, of the staged form's Workgroup buffers (0 = none): it spreads a
+    column of a tile over the shared-memory banks."""
     workgroup_copies: str = "registers"
+    """How the staged form's copies are done: `registers` (a stages=2 loop issues the next
+    iteration's global loads right after its wait and holds them in registers over the compute;
+    two slots share one buffer) or `direct` (each copy loads and stores at its issue point)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.workgroup_copies not in ("registers", "direct"):

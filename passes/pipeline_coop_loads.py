@@ -1,5 +1,5 @@
 """`pipeline-coop-loads{stages=S}`: stage a loop's global matrix loads through workgroup memory and
-software-pipeline them (the target-neutral half of issues #9 and #12; docs/staging.md).
+software-pipeline them (docs/staging.md).
 
 One rewrite, `StageLoopLoads`, applied to every `scf.for`, innermost loops first. For a loop
 
@@ -378,10 +378,13 @@ def _static_trip(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
 class PipelineCoopLoadsPass(ModulePass):
     """Stage the global matrix loads of loops through S workgroup buffers (module docstring).
 
-    Option: `stages` (S >= 2, default 4): buffers per load; copies run S-1 iterations ahead."""
+    Raises CoopError for a stage count below 2."""
 
     name = "pipeline-coop-loads"
+
     stages: int = 4
+    """Workgroup buffers (slots) per staged load, S >= 2: copies run S-1 iterations ahead of the
+    loop body that reads them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 2:

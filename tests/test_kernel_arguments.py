@@ -483,15 +483,16 @@ def test_coop_run_with_scalar_arguments_and_shapes(capsys, tmp_path):
     assert rc == 0 and err == "", err
     assert "check: PASS (all 3 buffers bit-exact)" in out
     assert f"%C: float32[{m}, {n}]" in out
-    a, b, c = (np.load(tmp_path / f"{x}.npy") for x in "ABC")
-    assert a.shape == (m, k) and b.shape == (k, n)
-    # the saved C is the random C plus A·B: recompute from a fresh run's random inputs
-    rng = np.random.default_rng(0)  # coop-run's --seed 0 draws A, B, C in argument order
-    a0 = rng.integers(-4, 5, (m, k)).astype(np.float16)
-    b0 = rng.integers(-4, 5, (k, n)).astype(np.float16)
-    c0 = rng.integers(-4, 5, (m, n)).astype(np.float32)
-    assert np.array_equal(a, a0) and np.array_equal(b, b0)
-    assert np.array_equal(c, (a0.astype(np.float64) @ b0.astype(np.float64) + c0).astype(np.float32))
+    a, b, c = (np.load(tmp_path / "in" / f"{x}.npy") for x in "ABC")
+    assert a.shape == (m, k) and b.shape == (k, n) and c.shape == (m, n)
+    assert [int(np.load(tmp_path / "in" / f"{x}.npy")) for x in "MNK"] == [m, n, k]
+    want = (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
+    assert np.array_equal(np.load(tmp_path / "out" / "C.npy"), want)
+    # the saved inputs replay the run: the scalars as 0-d .npy files
+    rc, out2, err = _coop_run(capsys, str(GEMM), *(f"--input={x}={tmp_path / 'in' / x}.npy"
+                                                   for x in ("A", "B", "C", "M", "N", "K")))
+    assert rc == 0 and err == "", err
+    assert out2.splitlines()[2] == out.splitlines()[2]  # %C: the same checksum
 
 
 ERRORS = [

@@ -231,7 +231,7 @@ def test_coop_run_interprets_glslang_output(tmp_path):
     assert r.returncode == 0, r.stderr
     want = arrays[0].reshape(M, K).astype(np.float64) @ arrays[1].reshape(K, N).astype(np.float64) \
         + arrays[2].reshape(M, N)
-    np.testing.assert_array_equal(np.load(tmp_path / "out" / "3.npy").reshape(M, N), want)
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "out" / "3.npy").reshape(M, N), want)
 
 
 def test_raised_glslang_shader_retargets_to_ptx(tmp_path):

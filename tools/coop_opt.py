@@ -17,7 +17,6 @@ import argparse
 import gc
 import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable
 from typing import IO
@@ -32,6 +31,7 @@ from coopdialect.errors import CoopError
 from coopdialect.diagnostics import LocatingParser, decode_source, format_error, verify_with_locations
 from coopdialect.passes import get_all_passes
 from coopdialect.pipeline import LocatedPipeline, spec_error_message
+from coopdialect.tools.output_files import write_file
 
 
 def _targets() -> dict[str, Callable[[], type]]:
@@ -73,6 +73,47 @@ class CoopOptMain(xDSLOptMain):
     def register_all_targets(self):
         super().register_all_targets()
         self.available_targets.update(_targets())
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        """xdsl-opt's arguments; `--help` leads with coopdialect's passes (their options, from
+        the pass dataclasses) and targets, `--help-all` adds xDSL's, `--list-targets` prints the
+        target descriptions."""
+        super().register_all_arguments(arg_parser)
+        from coopdialect.tools.pass_help import passes_help, targets_help
+
+        ours = {name: factory() for name, factory in get_all_passes().items()}
+        actions = arg_parser._option_string_actions  # noqa: SLF001 - argparse keeps no public map
+        short = {
+            "-p": f"Passes to run, comma-separated, e.g. 'fold-tensor-views,"
+                  f"convert-coop-to-spirv{{flavor=nv}}'. coopdialect's: {', '.join(ours)} (their "
+                  "options below); --help-all lists xDSL's too",
+            "-t": f"Output target: {', '.join(_targets())} or mlir (default); --help-all lists "
+                  "xDSL's too",
+        }
+        full = {opt: actions[opt].help for opt in short}
+        for opt, text in short.items():
+            actions[opt].help = text
+        arg_parser.prog = "coop-opt"
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        arg_parser.description = f"{arg_parser.description}\n\n{passes_help(ours)}"
+
+        class HelpAll(argparse.Action):
+            def __call__(self, parser, namespace, values, option_string=None):
+                for opt, text in full.items():
+                    actions[opt].help = text
+                parser.print_help()
+                parser.exit()
+
+        class ListTargets(argparse.Action):
+            def __call__(self, parser, namespace, values, option_string=None):
+                print(targets_help(), end="")
+                parser.exit()
+
+        arg_parser.add_argument("--help-all", nargs=0, action=HelpAll,
+                                help="this help with every pass and target of xDSL as well")
+        arg_parser.add_argument("--list-targets", nargs=0, action=ListTargets,
+                                help="print the target descriptions (legalize-coop-sizes"
+                                     "{target=NAME}) and their native shapes, and exit")
 
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
@@ -192,16 +233,9 @@ class CoopOptMain(xDSLOptMain):
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
             return
-        directory = os.path.dirname(os.path.abspath(path))
-        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".coop-opt-", dir=directory)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
+            write_file(path, data)
         except OSError as e:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
             raise CoopError(None, f"cannot write output file: {e.strerror}", where=path) from None
 
 

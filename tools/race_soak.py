@@ -2,7 +2,7 @@
 
     python tools/race_soak.py [--kernel-runs 1000] [--example-runs 200]
 
-Runs issue 10's five-line kernel (a Workgroup-scope load, a barrier, a Workgroup-scope store;
+Runs a five-line kernel (a Workgroup-scope load, a barrier, a Workgroup-scope store;
 128 invocations = 4 subgroups) `--kernel-runs` times and every example kernel of examples/
 `--example-runs` times (random small-integer inputs, fixed per example), and counts per kernel:
 runs that raised (every one is a false race or another spurious error: these kernels are

@@ -11,7 +11,7 @@ Limits (the device limits of the targets coopdialect emits for, which agree):
 
 * workgroup size: each of x, y, z ≤ `MAX_WORKGROUP_SIZE` = (1024, 1024, 64) and x·y·z ≤
   `MAX_WORKGROUP_INVOCATIONS` = 1024 invocations — Vulkan `maxComputeWorkGroupSize` /
-  `maxComputeWorkGroupInvocations` of the H200 (docs/h200.md) and CUDA's `maxThreadsDim` /
+  `maxComputeWorkGroupInvocations` of the H200 (as its driver reports them) and CUDA's `maxThreadsDim` /
   `maxThreadsPerBlock` for sm_80…sm_90a (`.reqntid` beyond them is refused by ptxas).
 * subgroup size: a power of two from 1 to 128 (Vulkan `minSubgroupSize`/`maxSubgroupSize` range;
   32 on NVIDIA GPUs), checked by `check_subgroup_size`.

@@ -1,5 +1,5 @@
 """The CUDA device: PTX from convert-coop-to-ptx, run through the driver API of NVIDIA's
-`cuda-bindings` (`pip install coopdialect[cuda]`).
+`cuda-bindings` (the `[cuda]` extra: `pip install '.[cuda]'` in a clone; docs/gpu.md).
 
 * Context: the primary context of device 0 (`cuDevicePrimaryCtxRetain`), current on this thread.
 * Compile: lower, print PTX, load it with the driver JIT (`cuModuleLoadData`); the launch
@@ -32,8 +32,8 @@ def _driver():
     try:
         from cuda.bindings import driver
     except ImportError:
-        raise DeviceError("no CUDA bindings installed (pip install 'coopdialect[cuda]', "
-                          "which installs cuda-bindings)") from None
+        raise DeviceError("no CUDA bindings installed (pip install cuda-bindings, or "
+                          "pip install '.[cuda]' in a clone; docs/gpu.md)") from None
     except Exception as e:  # noqa: BLE001 - a broken install is one line too
         raise DeviceError(f"cannot load cuda-bindings ({type(e).__name__}: {e})") from None
     return driver

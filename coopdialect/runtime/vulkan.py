@@ -94,9 +94,10 @@ def missing_features(capabilities: Sequence[str], extensions: Sequence[str],
 class VulkanDevice(Device):
     """Vulkan 1.3 on the first discrete GPU (see the module docstring).
 
-    Raises DeviceError `no Vulkan loader found (libvulkan.so.1)`, `no Vulkan driver found
-    (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)` or `no Vulkan GPU found` when it cannot
-    open one."""
+    Raises DeviceError `no Vulkan loader found (...)`, `no Vulkan driver found (...)` or `no
+    Vulkan GPU found (...)` when it cannot open one; the parentheses say what was tried (the
+    loader's path, the ICD manifests and whether their libraries load, the missing GL dispatch
+    libraries: `vulkan_setup.diagnose`)."""
 
     name = "vulkan"
     default_pipeline = "convert-coop-to-spirv"
@@ -107,13 +108,16 @@ class VulkanDevice(Device):
         self._vk = vk
         try:
             self.ctx = vk.VulkanContext(validation=validation)
-        except OSError:
-            raise DeviceError("no Vulkan loader found (libvulkan.so.1 cannot be loaded)") from None
+        except OSError as e:
+            raise DeviceError(f"no Vulkan loader found ({e}; install libvulkan1: docs/gpu.md, "
+                              "tools/fetch_vulkan_loader.sh)") from None
         except vk.VulkanError as e:
+            from coopdialect.runtime.vulkan_setup import diagnose
+
             if e.name == "VK_ERROR_INCOMPATIBLE_DRIVER":
-                raise DeviceError(f"no Vulkan driver found ({e})") from None
+                raise DeviceError(f"no Vulkan driver found ({e}; {diagnose()})") from None
             if e.call == "vkEnumeratePhysicalDevices":
-                raise DeviceError("no Vulkan GPU found") from None
+                raise DeviceError(f"no Vulkan GPU found ({e}; {diagnose()})") from None
             raise DeviceError(f"cannot open a Vulkan device: {e}") from None
 
     def compile(self, module: ModuleOp, pipeline: str | None = None) -> Program:

@@ -1,5 +1,5 @@
 """Size-parametrized coopmat2 GEMM (the shape of examples/gemm_coopmat2_f16.mlir, tuned as
-shared/docs/h200.md advises): `python tools/gpu/gen_coopmat2_gemm.py M N K`.
+docs/performance.md says: one plain K loop, K step 64): `python tools/gpu/gen_coopmat2_gemm.py M N K`.
 
 C[M,N] (f32) = A[M,K] (f16, row-major) · B[K,N] (f16, row-major). One workgroup of 256
 invocations owns a 128×256 tile of C as ONE workgroup-scope accumulator; one plain K loop (one
