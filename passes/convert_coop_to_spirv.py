@@ -30,7 +30,8 @@ extensions are derived from the result (`coopdialect.spirv.requirements`).
 
 The rules of the other dialects register into the same table: tensor addressing and the
 cooperative-matrix-2 ops in `convert_coop_nv2_to_spirv.py` (functions those ops reference become
-SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`.
+SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`, the
+`math` dialect (GLSL.std.450 extended instructions) in `convert_math_to_spirv.py`.
 """
 
 from __future__ import annotations
@@ -577,6 +578,7 @@ def _register_rules() -> None:
         r[cls] = _KernelLowering.lower_conversion
     _nv2.register(r)
     _async.register(r)
+    _math.register(r)
     for cls, fn in list(r.items()):
         r[cls] = _encodable_first(fn)
 
@@ -601,6 +603,7 @@ def _encodable_first(rule: Callable[[_KernelLowering, Operation], None]):
 
 from coopdialect.passes import convert_coop_async_to_spirv as _async  # noqa: E402
 from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)
+from coopdialect.passes import convert_math_to_spirv as _math  # noqa: E402
 from coopdialect.passes.convert_decode_func_to_spirv import addressing_model  # noqa: E402
 
 _register_rules()

@@ -19,11 +19,14 @@ What is lifted (the inverse of `convert-coop-to-spirv`, plus the shapes glslang 
   OpPhi values and the variables a construct stores are carried as results;
 * scalar arithmetic becomes `arith` (SPIR-V's 32-bit integers signless; `index_cast` where an
   offset or stride is needed), cooperative-matrix instructions the `coop` ops they come from;
+* GLSL.std.450 extended instructions become the `math` / `arith` ops that state them exactly
+  (`passes/raise_glsl_std_450.py`: Exp, Log, Sqrt, InverseSqrt, Tanh, FAbs, Fma, Floor, FMin,
+  NMax, ...);
 * tensor layouts/views and their Set/Slice instructions become `tensor_addr` ops, the
   cooperative-matrix-2 instructions `coop.load_tensor`/`store_tensor`/`reduce`/`convert`/
   `transpose`/`per_element_op`; a CombineFunc / Func becomes a `func.func` `<kernel>_<name>`.
 
-Anything else (function calls, extended instructions, a DecodeFunc, a tensor load/store not at
+Anything else (function calls, the other extended instructions, a DecodeFunc, a tensor load/store not at
 element 0, `break`/`continue` out of a loop body, a dynamic index into a matrix) is refused with
 one line naming the instruction at its word offset (`file:0:W: error: ...`).
 """
@@ -55,6 +58,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from coopdialect.errors import CoopError
 from coopdialect.dialects import coop, coop_nv2, gpu, spirv, spirv_general, spirv_nv2
 from coopdialect.dialects import tensor_addr as ta
+from coopdialect.passes import raise_glsl_std_450 as _glsl
 from coopdialect.spirv.grammar_tables import ENUMS
 
 _INT_BINARY = {"OpIAdd": arith.AddiOp, "OpISub": arith.SubiOp, "OpIMul": arith.MuliOp, "OpSDiv": arith.DivSIOp,
@@ -645,6 +649,13 @@ class _Kernel:
         elif name in ("OpUConvert", "OpSConvert", "OpFConvert", "OpConvertSToF", "OpConvertUToF",
                       "OpConvertFToS", "OpConvertFToU", "OpBitcast"):
             new = self.scalar_conversion(name, vals[0], rt, op)
+        elif isinstance(op, spirv_general.ExtInstOp):
+            try:
+                *before, new = _glsl.lift(op, vals)
+            except _glsl.NotLifted as e:
+                _refuse(op, str(e))
+            for b in before:
+                self.emit(b, op)
         else:
             _refuse(op, f"{name} is not lifted")
         self.emit(new, op)

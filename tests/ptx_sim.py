@@ -15,6 +15,11 @@ core matrices of 8 rows x 16 bytes, LBO between core matrices along K, SBO along
 fragment d_i at row 16w + g + 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
 (f64 products and sums, rounded once: exact for the small-integer data the tests use).
 wgmma.fence/commit_group/wait_group and fence.proxy.async order nothing here.
+
+The special-function instructions (`ex2`, `lg2`, `rsqrt`, `tanh` `.approx.f32`) are modelled by
+`APPROX`: by default the float64 value of the function rounded to f32; a test may replace an
+entry to move results within the bound the PTX ISA gives. `sqrt.rn`, `abs`, `copysign` and
+`cvt.{rni,rmi,rpi,rzi}` between floats are exact.
 """
 
 from __future__ import annotations
@@ -25,6 +30,13 @@ from xdsl.ir import Block
 
 from coopdialect.dialects import ptx
 
+APPROX = {
+    "ex2": lambda x: np.exp2(x),
+    "lg2": lambda x: np.log2(x),
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "tanh": lambda x: np.tanh(x),
+}
+_IRND = {"rni": np.rint, "rmi": np.floor, "rpi": np.ceil, "rzi": np.trunc}
 WIDTH = {"pred": 1, "b16": 16, "b32": 32, "b64": 64, "f32": 32, "f64": 64}
 FLOAT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -86,6 +98,8 @@ def _cvt(tokens: list[str], bits: int) -> int:
     rnd = tokens[0] if len(tokens) > 2 else ""
     if src in FLOAT and dst in FLOAT:
         x = np.float64(_fval(bits, src))
+        if rnd in _IRND:  # integral rounding within a float type
+            x = _IRND[rnd](x)
         return _fbits(np.array([x]).astype(FLOAT[dst])[0], dst)
     if src in FLOAT:  # float -> int: rzi, saturating, NaN -> 0
         x = float(_fval(bits, src))
@@ -151,7 +165,7 @@ def _int_op(op: str, mods: list[str], a: list[int], rw: int) -> int:
     return r & ((1 << rw) - 1)
 
 
-def _float_op(op: str, t: str, a: list[int]):
+def _float_op(op: str, t: str, a: list[int], nan: bool = True):
     x = [_fval(v, t) for v in a]
     with np.errstate(all="ignore"):
         if op == "add":
@@ -166,13 +180,21 @@ def _float_op(op: str, t: str, a: list[int]):
             r = -x[0]
         elif op in ("fma", "mad"):
             r = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])  # f32 only (exact in f64)
-        elif op == "max":
-            r = np.maximum(x[0], x[1])
+        elif op == "max":  # .NaN propagates; without it a NaN operand gives the other
+            r = np.maximum(x[0], x[1]) if nan else np.fmax(x[0], x[1])
         elif op == "min":
-            r = np.minimum(x[0], x[1])
+            r = np.minimum(x[0], x[1]) if nan else np.fmin(x[0], x[1])
+        elif op in APPROX:
+            r = APPROX[op](np.float64(x[0]))
+        elif op == "sqrt":
+            r = np.sqrt(np.float64(x[0]))
+        elif op == "abs":
+            r = np.abs(x[0])
+        elif op == "copysign":  # copysign d, a, b: |b| with the sign of a
+            r = np.copysign(x[1], x[0])
         else:
             raise SimError(f"float {op}.{t}")
-    return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
+        return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
 
 
 def _f16(bits: int, hi: bool) -> float:
@@ -487,6 +509,6 @@ class Kernel:
             regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
                          "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
         elif t in FLOAT:
-            regs[out] = _float_op(code, t, a)
+            regs[out] = _float_op(code, t, a, nan="NaN" in tokens or code not in ("max", "min"))
         else:
             regs[out] = _int_op(code, tokens, a, rw)

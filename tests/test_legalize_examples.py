@@ -26,7 +26,8 @@ EX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 # the grids stated in the examples' headers
 GRIDS = {"conv_patch_clamped.mlir": (4, 4, 1), "gemm_coopmat2_f16.mlir": (2, 2, 1),
          "gemm_f16.mlir": (2, 2, 1), "gemm_f16_64_large.mlir": (1, 1, 1),
-         "gemm_s8.mlir": (4, 2, 1), "softmax_rows.mlir": (1, 4, 1), "gemm_f16_arm_blocked.mlir": (2, 2, 1),
+         "gemm_s8.mlir": (4, 2, 1), "softmax_rows.mlir": (1, 4, 1), "softmax_exp_rows.mlir": (1, 4, 1),
+         "gemm_f16_arm_blocked.mlir": (2, 2, 1),
          "block_decode_load.mlir:dequant_q4": (8, 4, 1), "block_decode_load.mlir:gemm_q4": (2, 4, 1)}
 PIPELINE = "fold-tensor-views,legalize-coop-sizes{target=h200-vulkan}"
 # sizes of the examples that take them as arguments (grid: the one the kernel declares)

@@ -759,3 +759,23 @@ BarWarpSyncOp = _inst("BarWarpSyncOp", "bar.warp.sync",
                       "the participating threads' memory accesses.")
 
 PTX = Dialect(PTX.name, [*PTX.operations, ShflSyncOp, BarWarpSyncOp], list(PTX.attributes))
+
+
+# --------------------------------------------------------------------------------------------
+# Special functions and float helpers (the math dialect's lowering, ptx/math_rules.py)
+# --------------------------------------------------------------------------------------------
+
+Ex2Op = _inst("Ex2Op", "ex2", "`ex2.approx{.ftz}.f32 d, a` (9.7.3.21): 2^a, at most 2 ulp from the "
+              "correctly rounded result.")
+Lg2Op = _inst("Lg2Op", "lg2", "`lg2.approx{.ftz}.f32 d, a` (9.7.3.20): log2(a), absolute error 2^-22 "
+              "in (0.5, 2), relative error 2^-22 elsewhere.")
+SqrtOp = _inst("SqrtOp", "sqrt", "`sqrt.rn.f32` / `sqrt.rn.f64` (9.7.3.15): correctly rounded square root.")
+RsqrtOp = _inst("RsqrtOp", "rsqrt", "`rsqrt.approx.f32 d, a` (9.7.3.16): 1/sqrt(a), relative error "
+                "2^-22.9.")
+TanhOp = _inst("TanhOp", "tanh", "`tanh.approx.f32 d, a` (9.7.3.22, sm_75): relative error 2^-11.",
+               (7, 0))
+AbsOp = _inst("AbsOp", "abs", "`abs.f32` / `abs.f64` (9.7.3.6): |a|.")
+CopysignOp = _inst("CopysignOp", "copysign", "`copysign.f32 d, a, b` (9.7.3.2): |b| with the sign of a.")
+
+PTX = Dialect(PTX.name, [*PTX.operations, Ex2Op, Lg2Op, SqrtOp, RsqrtOp, TanhOp, AbsOp, CopysignOp],
+              list(PTX.attributes))

@@ -61,12 +61,13 @@ WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
 
 def register_implementations(interpreter: Interpreter) -> None:
     """Register every impl coopdialect kernels need: xDSL's func/builtin/scf/arith/memref, with
-    coopdialect's arith, scf and memref overrides, and the coop and gpu impls."""
+    coopdialect's arith, scf and memref overrides, and the coop, gpu and math impls."""
     from xdsl.interpreters.arith import ArithFunctions
 
     from coopdialect.interpreter.arith import CoopArithFunctions
     from coopdialect.interpreter.coop import CoopFunctions
     from coopdialect.interpreter.gpu import GpuFunctions
+    from coopdialect.interpreter.math import MathFunctions
     from coopdialect.interpreter.memref import CoopMemRefFunctions
     from coopdialect.interpreter.scf import CoopScfFunctions
     from coopdialect.interpreter.sparse_mma import SparseMmaFunctions
@@ -77,7 +78,7 @@ def register_implementations(interpreter: Interpreter) -> None:
     for impls in (FuncFunctions(), BuiltinFunctions(), ArithFunctions(), CoopScfFunctions(),
                   CoopMemRefFunctions(), CoopFunctions(), GpuFunctions(),
                   SparseMmaFunctions(), TensorAddrFunctions(), CoopNV2Functions(),
-                  CoopAsyncFunctions()):
+                  CoopAsyncFunctions(), MathFunctions()):
         interpreter.register_implementations(impls)
     interpreter.register_implementations(CoopArithFunctions(), override=True)
 
