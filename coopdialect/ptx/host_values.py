@@ -1,10 +1,8 @@
 """Values the host computes at launch from a kernel's scalar arguments: IR values -> host expressions.
 
 A launch description (coopdialect.ptx.launch) carries sizes that depend on the kernel's scalar
-arguments — a tensor map's dimensions and strides, a declared grid — as *host expressions*: an
-int literal, `{"arg": i}` (the value of kernel argument i, a scalar) or
-`{"op": "add"|"sub"|"mul"|"floordiv"|"ceildiv"|"mod"|"min"|"max", "args": [e1, e2]}`, which the
-runtime evaluates with Python integers before it launches.
+arguments — a tensor map's dimensions and strides — as *host expressions* (`coopdialect.host_expr`),
+which the runtime evaluates with Python integers before it launches.
 
 `host_expr(v)` builds that expression for an IR value computed by `arith` ops from constants and
 the kernel's integer scalar arguments. Division, remainder, min and max are translated for
@@ -27,8 +25,8 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import BlockArgument, SSAValue
 
 from coopdialect.dialects import tensor_addr as ta
+from coopdialect.host_expr import HostExpr, eval_host_expr
 
-HostExpr = int | dict
 
 _BINARY = {
     arith.AddiOp: "add", arith.SubiOp: "sub", arith.MuliOp: "mul",
@@ -74,42 +72,6 @@ def host_expr(v: SSAValue, _depth: int = 0) -> HostExpr | None:
     if a is None or b is None:
         return None
     return _fold(kind, a, b)
-
-
-def eval_host_expr(e: HostExpr, scalars: dict[int, int]) -> int:
-    """The value of host expression `e` given `scalars` (argument index -> int). floordiv,
-    ceildiv and mod follow MLIR's affine semantics (floor / ceiling of the exact quotient, a
-    remainder with the divisor's sign); ValueError for a division by zero, an unknown op or an
-    argument without a value."""
-    if isinstance(e, bool) or not isinstance(e, int | dict):
-        raise ValueError(f"not a host expression: {e!r}")
-    if isinstance(e, int):
-        return e
-    if "arg" in e:
-        if e["arg"] not in scalars:
-            raise ValueError(f"argument {e['arg']} has no scalar value")
-        return int(scalars[e["arg"]])
-    a, b = (eval_host_expr(x, scalars) for x in e.get("args", ()))
-    op = e.get("op")
-    if op in ("floordiv", "ceildiv", "mod") and b == 0:
-        raise ValueError(f"{op} by zero in a host expression")
-    if op == "add":
-        return a + b
-    if op == "sub":
-        return a - b
-    if op == "mul":
-        return a * b
-    if op == "floordiv":
-        return a // b
-    if op == "ceildiv":
-        return -(-a // b)
-    if op == "mod":
-        return a % b
-    if op == "min":
-        return min(a, b)
-    if op == "max":
-        return max(a, b)
-    raise ValueError(f"unknown host expression op {op!r}")
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,8 @@ def _vector_condition(lw, op, t, buf, layout, view, n):
     size = 1
     for d in buf.ty.get_shape():
         size *= d
+    if not buf.ty.has_static_shape():  # unknown size: the uint32 index may wrap
+        size = 0
     ok = (layout.mode.value == "Undefined" and view is None and len(st) == 2
           and ints == [1, 1] and st[1].is_const and st[1].const == 1 and st[0].is_const
           and st[0].const % 8 == 0 and sp[1].is_const and sp[1].const % 8 == 0

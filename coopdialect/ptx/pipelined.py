@@ -65,8 +65,10 @@ import coopdialect.ptx.pipelined_loop  # noqa: F401  (registers the staged loop'
 import coopdialect.ptx.pipelined_producer  # noqa: F401  (registers the producer's rules)
 import coopdialect.ptx.pipelined_sparse  # noqa: F401  (registers the 2:4 consumer rule)
 from coopdialect.dialects import ptx
-from coopdialect.ptx.kernel_lowering import RULES, Buf, KernelLowering, op_error
-from coopdialect.ptx.pipelined_launch import arg_descs, tensor_map_param, used_directly
+from coopdialect.dialects.coop_kernel import GRID_ATTR
+from coopdialect.ptx.kernel_lowering import RULES, Buf, KernelLowering, Scalar, op_error, scalar_param
+from coopdialect.ptx.launch import arg_descs, grid_desc, scalar_param_desc
+from coopdialect.ptx.pipelined_launch import tensor_map_param, used_directly
 from coopdialect.ptx.pipelined_plan import Options, Plan, launch_registers, pool, sparse_schedule
 from coopdialect.ptx.pipelined_roles import CONSUMER_RULES, PRODUCER_RULES, RoleLowering
 from coopdialect.ptx.pipelined_tiles import remap_block_ids, tile_loop
@@ -96,11 +98,18 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     arg_regs: dict[int, SSAValue] = {}
     tmap_regs: dict[int, SSAValue] = {}
     args = list(fn.args)
+    scalar_regs: dict[int, SSAValue] = {}
+    scalar_params: dict[str, str] = {}
     for i, arg in enumerate(args):
-        if not isinstance(arg.type, MemRefType):
-            raise op_error(fn, f"kernel argument {i} has type {arg.type}; only memrefs "
-                               "(global buffers) can be kernel parameters")
         hint = arg.name_hint or str(i)
+        if not isinstance(arg.type, MemRefType):
+            pname = f"{name}_param_{hint}"
+            params.append(pname)
+            ld, scalar_params[pname] = scalar_param(fn, i, arg.type, pname)
+            prologue.append(ld)
+            scalar_regs[i] = ld.out
+            launch_params.append(scalar_param_desc(i, arg.type))
+            continue
         if i in plan.sources:
             pname = f"{name}_tmap_{hint}"
             params.append(pname)
@@ -178,6 +187,8 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
                 lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
             if i in arg_regs:
                 lw.vmap[arg] = Buf(arg.type, arg_regs[i], "global")
+            if i in scalar_regs:
+                lw.vmap[arg] = Scalar(arg.type, reg=scalar_regs[i])
         if kind == "producer":
             if C > 1:  # with one consumer the register file is no constraint
                 lw.emit(ptx.SetmaxnregOp("dec", preg // 8 * 8))
@@ -218,15 +229,19 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             entry.add_op(op)
         else:
             entry.insert_op_before(op, first)
-    launch = {"name": name, "block": [threads, 1, 1],
-              "grid": "persistent" if plan.persistent else "dispatch",
+    types = [a.type for a in fn.args]
+    grid = ({"grid": "persistent"} if plan.persistent
+            else grid_desc(fn.attributes.get(GRID_ATTR), types))
+    launch = {"name": name, "block": [threads, 1, 1], **grid,
               **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
-              "dynamic_shared_bytes": plan.smem_bytes, "args": arg_descs(fn),
+              "dynamic_shared_bytes": plan.smem_bytes,
+              "args": arg_descs([a.name_hint or str(i) for i, a in enumerate(fn.args)], types),
               "params": launch_params}
-    return ptx.KernelOp(name, params, blocks, None, [a.type for a in fn.args],
+    return ptx.KernelOp(name, params, blocks, None, types,
                         maxntid=[threads, 1, 1], tensor_maps=tmaps,
                         dynamic_shared=plan.smem_bytes, launch=json.dumps(launch),
-                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None)
+                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None,
+                        scalar_params=scalar_params)
 
 
 def _return(lw: RoleLowering, op: func.ReturnOp) -> None:

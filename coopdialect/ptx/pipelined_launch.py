@@ -1,6 +1,7 @@
 """The launch-parameter description of a staged kernel (`pipelined.py`, `coopdialect.ptx.launch`):
-each argument as a pointer or as a 2-D tensor map (data type, global dims and strides, box,
-swizzle) that the host encodes, and the arguments' shapes."""
+each memref argument as a pointer or as a 2-D tensor map (data type, global dims and strides,
+box, swizzle) that the host encodes (scalar arguments and the arguments' descriptions:
+`coopdialect.ptx.launch`)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,6 @@ def used_directly(fn: func.FuncOp, arg: SSAValue) -> bool:
     """Whether `arg` is used other than as the source of copies (then it is a pointer too)."""
     return any(not isinstance(u.operation, AsyncCopyOp | AsyncCopyTensorOp) or u.index != 0
                for u in arg.uses)
-
-
-def arg_descs(fn: func.FuncOp) -> list[dict]:
-    return [{"name": a.name_hint or str(i), "dtype": str(a.type.element_type),
-             "shape": [int(d) for d in a.type.get_shape()]} for i, a in enumerate(fn.args)]
 
 
 def tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:

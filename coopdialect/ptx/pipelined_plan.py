@@ -197,6 +197,9 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
         if cp.source not in args:
             raise _refuse(cp, "the copy source must be a kernel argument")
         i = args.index(cp.source)
+        if not cp.source.type.has_static_shape():
+            raise _refuse(cp, f"the copy source {cp.source.type} has a dynamic size; its tensor "
+                              "map needs the global sizes at compile time (a static shape)")
         es = width(cp.source.type.element_type) // 8
         rows, cols = cp.rows.data, cp.cols.data
         row_bytes = cols * es
