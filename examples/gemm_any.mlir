@@ -18,7 +18,8 @@
 !d = !coop.matrix<128x256xf16, Workgroup, MatrixAcc>
 func.func @gemm_f16(%A: memref<?x?xf16>, %Bt: memref<?x?xf16>, %D: memref<?x?xf16>,
                     %M: i32, %N: i32, %K: i32)
-    attributes {coop.workgroup_size = array<i32: 256, 1, 1>} {
+    attributes {coop.workgroup_size = array<i32: 256, 1, 1>,
+                coop.grid = affine_map<()[s0, s1, s2] -> (s1 ceildiv 256, s0 ceildiv 128, 1)>} {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   %t64 = arith.constant 64 : i32

@@ -197,9 +197,10 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
         if cp.source not in args:
             raise _refuse(cp, "the copy source must be a kernel argument")
         i = args.index(cp.source)
-        if not cp.source.type.has_static_shape():
-            raise _refuse(cp, f"the copy source {cp.source.type} has a dynamic size; its tensor "
-                              "map needs the global sizes at compile time (a static shape)")
+        if not cp.source.type.has_static_shape() and not isinstance(cp, AsyncCopyTensorOp):
+            raise _refuse(cp, f"the copy source {cp.source.type} has a dynamic size; a copy by "
+                              "offset and stride reads it as rows of its static shape (copy it "
+                              "through a tensor layout sized by scalar arguments instead)")
         es = width(cp.source.type.element_type) // 8
         rows, cols = cp.rows.data, cp.cols.data
         row_bytes = cols * es
