@@ -1,12 +1,17 @@
 """`convert-coop-to-spirv{flavor=khr|nv}`: lower coop kernels to a Vulkan compute `spirv.module`.
 
-Input: the kernel convention of README.md — `func.func` kernels with memref arguments and a
-`coop.workgroup_size` attribute, using `gpu` ids, `scf.for`/`scf.if`, `arith` and `coop` ops.
-Output: one `spirv.module` (Vulkan memory model; Logical addressing, or PhysicalStorageBuffer64
-when a DecodeFunc needs its pointer parameter) holding, for each kernel,
+Input: the kernel convention of README.md — `func.func` kernels with memref and scalar arguments
+and a `coop.workgroup_size` attribute, using `gpu` ids, `scf.for`/`scf.if`, `arith` and `coop`
+ops. Output: one `spirv.module` (Vulkan memory model; Logical addressing, or
+PhysicalStorageBuffer64 when a DecodeFunc needs its pointer parameter) holding, for each kernel,
 
-* one StorageBuffer variable per memref argument (descriptor set 0, binding = argument index), a
-  `Block` struct of one runtime array with the element size as ArrayStride;
+* one StorageBuffer variable per memref argument (descriptor set 0, binding j for the j-th memref
+  argument: the argument index when scalars come last), a `Block` struct of one runtime array
+  with the element size as ArrayStride (any memref shape, `?` included: the buffer's size is the
+  host's);
+* for scalar arguments (i32, i64, index, f32, f16), one PushConstant variable `<kernel>_push_constants`:
+  a `Block` struct whose member k is the k-th scalar argument, at the offsets of
+  `coopdialect.spirv.push_constants.layout`, each member loaded once at the function's entry;
 * the builtin variables the ids need (WorkgroupId, LocalInvocationId, SubgroupId, ...);
 * the entry point (GLCompute, named after the kernel) with `LocalSize` from the attribute;
 * a function in SPIR-V's structured CFG: `scf.for` becomes header/body/continue/merge blocks with
@@ -61,10 +66,11 @@ from xdsl.passes import ModulePass
 
 from coopdialect.errors import CoopError
 from coopdialect.dialects import coop
-from coopdialect.dialects.coop_kernel import check_kernel_interface
+from coopdialect.dialects.coop_kernel import SCALAR_TYPES, check_kernel_interface, scalar_type_name
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects.spirv_dialect import SPIRV
+from coopdialect.spirv import push_constants
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.requirements import apply_requirements
 from coopdialect.passes.spirv_memory_operand import memory_operand
@@ -242,14 +248,20 @@ class _KernelLowering:
     # -- the kernel ----------------------------------------------------------------------
 
     def run(self) -> list[Operation]:
+        _async.expand_tensor_copies(self.kernel)
         if self.workgroup_copies == "registers":
             x, y, z = self.workgroup_size
             _async.hoist_copies(self.kernel)
             self.staging_plan = _async.staging_plan(self.kernel, x * y * z, self.workgroup_pad)
+        scalars: list[SSAValue] = []
         for i, arg in enumerate(self.kernel.body.blocks[0].args):
             t = arg.type
             if not isinstance(t, MemRefType):
-                raise CoopError(self.kernel, f"kernel argument {i} must be a memref, got {t}")
+                if scalar_type_name(t) is None:
+                    raise CoopError(self.kernel, f"kernel argument {i} must be a memref or a "
+                                    f"scalar of {', '.join(SCALAR_TYPES)}, got {t}")
+                scalars.append(arg)
+                continue
             if not isinstance(t.memory_space, NoneAttr):
                 raise CoopError(self.kernel, f"kernel argument {i} must be a storage buffer "
                                 "(a memref without memory space)")
@@ -262,13 +274,37 @@ class _KernelLowering:
             struct = sp.StructType([sp.RuntimeArrayType(elem, size)], [0], block=True)
             ptr = sp.PointerType(struct, "StorageBuffer")
             sym = f"{self.name}_{arg.name_hint or f'arg{i}'}"
-            self.globals.append(sp.GlobalVariableOp(sym, ptr, 0, i))
+            # binding = the memref's position among the memref arguments (scalars take none)
+            self.globals.append(sp.GlobalVariableOp(sym, ptr, 0, len(self.buffers)))
             self.interface.append(sym)
             self.buffers[arg] = (sym, ptr)
+        if scalars:
+            self.load_push_constants(scalars)
         self.lower_block(self.kernel.body.blocks[0])
         x, y, z = self.workgroup_size
         return [*self.globals, *self.constant_ops, sp.EntryPointOp("GLCompute", self.name, self.interface),
                 sp.ExecutionModeOp(self.name, "LocalSize", [x, y, z]), self.fn]
+
+    def load_push_constants(self, scalars: list[SSAValue]) -> None:
+        """The kernel's scalar arguments as one push-constant block (member k = scalar argument
+        k, `coopdialect.spirv.push_constants.layout`), each member loaded once at entry."""
+        members = push_constants.layout([a.type for a in scalars])
+        size = push_constants.block_size(members)
+        if size > push_constants.MIN_MAX_PUSH_CONSTANTS_SIZE:
+            raise CoopError(self.kernel, f"the scalar arguments need {size} bytes of push "
+                            f"constants; Vulkan guarantees {push_constants.MIN_MAX_PUSH_CONSTANTS_SIZE}"
+                            " (maxPushConstantsSize)")
+        struct = sp.StructType([m.member_type for m in members], [m.offset for m in members],
+                               block=True)
+        ptr = sp.PointerType(struct, "PushConstant")
+        sym = f"{self.name}_push_constants"
+        self.globals.append(sp.GlobalVariableOp(sym, ptr))
+        self.interface.append(sym)
+        base = self.emit(sp.AddressOfOp(sym, ptr)).pointer
+        for k, (arg, m) in enumerate(zip(scalars, members)):
+            member_ptr = sp.PointerType(m.member_type, "PushConstant")
+            chain = self.emit(sp.AccessChainOp(base, [self.const(k, i32)], member_ptr)).result
+            self.set(arg, self.emit(sp.LoadOp(chain)).results[0])
 
     def lower_block(self, block: Block) -> None:
         for op in block.ops:

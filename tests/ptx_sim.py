@@ -297,17 +297,21 @@ class Kernel:
 
     def run(self, buffers: list[np.ndarray], grid: tuple[int, int, int],
             block: tuple[int, int, int], shifts: list[int] | None = None) -> None:
-        """Run the kernel; `buffers` (numpy arrays, one per parameter) are updated in place.
-        `shifts[i]` moves buffer i's base address by that many bytes (to test alignment
-        checks; buffers start 2^40-aligned otherwise)."""
+        """Run the kernel; `buffers` (one per parameter: a numpy array for a pointer parameter,
+        the bytes the host passes for a scalar one) are updated in place. `shifts[i]` moves
+        buffer i's base address by that many bytes (to test alignment checks; buffers start
+        2^40-aligned otherwise)."""
         self.shifts = shifts or [0] * len(buffers)
-        mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy() for b in buffers]
+        self.scalars = {i: b for i, b in enumerate(buffers) if isinstance(b, bytes)}
+        mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy()
+               if not isinstance(b, bytes) else np.zeros(0, np.uint8) for b in buffers]
         for z in range(grid[2]):
             for y in range(grid[1]):
                 for x in range(grid[0]):
                     self._cta(mem, (x, y, z), grid, block)
         for b, m in zip(buffers, mem):
-            b.reshape(-1).view(np.uint8)[:] = m
+            if not isinstance(b, bytes):
+                b.reshape(-1).view(np.uint8)[:] = m
 
     # -- one CTA ------------------------------------------------------------------------------
 
@@ -434,7 +438,13 @@ class Kernel:
             return
         if isinstance(op, ptx.LdParamOp):
             i = self.params.index(op.param.data)
-            regs[op.out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
+            if i in self.scalars:  # a scalar .param: its bytes, little-endian
+                data = self.scalars[i]
+                if len(data) != WIDTH[ptx.reg_kind(op.out)] // 8:
+                    raise SimError(f"ld.param.{op.param_type} of {len(data)} bytes")
+                regs[op.out] = int.from_bytes(data, "little")
+            else:
+                regs[op.out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
             return
         if isinstance(op, ptx.PackOp):
             lo, hi = (regs[v] for v in op.args)

@@ -292,7 +292,7 @@ def _bufs():
     (lambda m: api.run_kernel(m, "gemm_f16", _bufs(), (1.5, 1, 1)), TypeError, "grid must be three ints"),
     (lambda m: api.run_kernel(m, "gemm_f16", _bufs(), (0, 1, 1)), ValueError, "three positive counts"),
     (lambda m: api.run_kernel(m, "gemm_f16", _bufs(), (1, 1, 1), subgroup_size=24), ValueError, "power of two"),
-    (lambda m: api.run_kernel(m, "gemm_f16", np.zeros(3), (1, 1, 1)), TypeError, "buffers must be a list"),
+    (lambda m: api.run_kernel(m, "gemm_f16", np.zeros(3), (1, 1, 1)), TypeError, "args must be a list"),
     (lambda m: api.run_kernel(m, "nope", _bufs(), (1, 1, 1)), CoopError, r"^\S+gemm_f16.mlir:1:1: error: .*no func.func @nope"),
     (lambda m: api.run_kernel(m, "gemm_f16", _bufs()[:2], (1, 1, 1)), CoopError, r"gemm_f16.mlir:13:1: error: .*3 arguments"),
     (lambda m: api.run_pipeline("text", "convert-coop-to-spirv"), TypeError, "module must be a builtin.module"),

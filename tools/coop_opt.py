@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from coopdialect.context import dialect_factories
-from coopdialect.errors import CoopError
+from coopdialect.errors import CoopError, CoopWarning
 from coopdialect.diagnostics import LocatingParser, decode_source, format_error, verify_with_locations
 from coopdialect.passes import get_all_passes
 from coopdialect.pipeline import LocatedPipeline, spec_error_message
@@ -252,9 +252,16 @@ def _with_offset(e: ParseError, offset: int) -> ParseError:
     return e
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Print a CoopWarning as its one located line (`file:line:col: warning: ...`)."""
+    print(str(message), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `coop-opt` console script."""
-    warnings.simplefilter("ignore")  # stderr carries the one diagnostic line and nothing else
+    warnings.simplefilter("ignore")  # stderr carries the one diagnostic line and nothing else,
+    warnings.simplefilter("always", CoopWarning)  # after the located warnings of the passes
+    warnings.showwarning = _show_warning
     try:
         main_ = CoopOptMain(description="coopdialect modular optimizer", args=argv)
     except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # -p and its options

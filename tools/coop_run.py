@@ -1,18 +1,23 @@
 """`coop-run`: run a kernel of an IR file on numpy buffers, on the interpreter or a GPU.
 
-    coop-run FILE --grid X,Y,Z [--kernel NAME] [--device interp|cuda|vulkan] [--pipeline P]
-             [--check] [--bench N] [--flops F] [--ulp U] [--input I=path.npy ...] [--seed N]
-             [--save DIR]
+    coop-run FILE [--grid X,Y,Z] [--kernel NAME] [--device interp|cuda|vulkan] [--pipeline P]
+             [--check] [--bench N] [--flops F] [--ulp U] [--input I=path.npy ...]
+             [--arg NAME=VALUE ...] [--shape NAME=RxC ...] [--seed N] [--save DIR]
 
-Each memref argument gets the array from `--input I=FILE.npy` (I = argument index or name), or
+Each memref argument gets the array from `--input I=FILE.npy` (I = argument name or index), or
 random data of the memref's shape and element type (small integers, so that float results are
 exact; `--seed` picks them; drawn in chunks, so a benchmark's 8192x8192 operands need no
---input; only buffers larger than half the machine's memory are refused); a scalar argument takes
-`--input I=NUMBER`. A `.spv` FILE is a SPIR-V
+--input; only buffers larger than half the machine's memory are refused); a memref with a
+dynamic size (`memref<?x?xf16>`) takes the shape of its random data from `--shape NAME=RxC`
+(sizes joined by `x`, one per dimension). A scalar argument takes its value from `--arg
+NAME=VALUE` (NAME its SSA name without `%`, or its index; an integer, decimal or 0x.., for
+i32/i64/index, within the type's range; a number for f32/f16); `--input I=NUMBER` (or a 0-d
+.npy) does the same. A `.spv` FILE is a SPIR-V
 binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
 buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars.
 The kernel (default: the only func.func with a
-`coop.workgroup_size`) runs over the grid (subgroups of `--subgroup-size`, default 32) on
+`coop.workgroup_size`) runs over the grid (`--grid`, or the grid the kernel declares with
+`coop.grid`, from its scalar arguments; subgroups of `--subgroup-size`, default 32) on
 `--device` (default interp): the module is compiled with `--pipeline` (coop-opt syntax) followed
 by the device's conversion (convert-coop-to-ptx / -spirv) when the pipeline does not end in it.
 Then every buffer's shape, dtype and a checksum is printed. `--save DIR` writes every argument
@@ -25,8 +30,8 @@ verdict per buffer (bit-exact, or the differing elements with the max ulp / rela
 and a `check: PASS|FAIL` line; the float tolerance is `--ulp` (default: what the target's spec
 documents for the kernel's ops, e.g. 3 ulp for a division on Vulkan). `--bench N` times N launches
 with device events and prints the median (and TFLOP/s for a GEMM-shaped kernel, or with
-`--flops`). Without `--grid`, a GPU device is opened first, so a missing driver is reported before
-the missing flag. Exit status 1 for an error or a failed check. Errors are one
+`--flops`). Without `--grid` for a kernel that declares no grid, a GPU device is opened first, so
+a missing driver is reported before the missing flag. Exit status 1 for an error or a failed check. Errors are one
 line on stderr — `file:line:col: error: ...` for the IR, `<command line>: error: ...` for a bad
 flag, `path: error: ...` for a file that cannot be read or written — and exit status 1; nothing is
 printed on stdout and nothing saved unless the whole run succeeded.
@@ -46,7 +51,15 @@ from xdsl.dialects.builtin import MemRefType
 from coopdialect import api
 from coopdialect.errors import CoopError, location_of
 from coopdialect.diagnostics import format_error
-from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, check_subgroup_size
+from coopdialect.dialects.coop_kernel import (
+    GRID_ATTR,
+    INTEGER_SCALARS,
+    WORKGROUP_SIZE_ATTR,
+    check_subgroup_size,
+    dispatch_grid,
+    scalar_type_name,
+    scalar_value,
+)
 from coopdialect.interpreter.common import numpy_dtype
 from coopdialect.tools.output_files import StagedFiles
 
@@ -59,20 +72,17 @@ temporaries stay at 8 MiB whatever the buffer's size (a 8192x8192 operand fills 
 second)."""
 
 
-def _random_shape(t: MemRefType) -> tuple[int, ...]:
-    return tuple(d if d > 0 else 1 for d in t.get_shape())
-
-
-def _random(t: MemRefType, rng: np.random.Generator) -> np.ndarray:
-    """A buffer of `t` filled with small random integers (exact in every element type), drawn in
-    chunks of RANDOM_CHUNK elements; the values are those of one draw of the whole buffer."""
+def _random(t: MemRefType, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """A buffer of `shape` and `t`'s element type filled with small random integers (exact in
+    every element type), drawn in chunks of RANDOM_CHUNK elements; the values are those of one
+    draw of the whole buffer."""
     dtype = numpy_dtype(t.element_type)
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         low, high = max(info.min, -100), min(info.max, 100) + 1
     else:
         low, high = -4, 5
-    out = np.empty(_random_shape(t), dtype)
+    out = np.empty(shape, dtype)
     flat = out.reshape(-1)
     for start in range(0, flat.size, RANDOM_CHUNK):
         stop = min(start + RANDOM_CHUNK, flat.size)
@@ -101,18 +111,53 @@ def _grid(text: str) -> tuple[int, int, int]:
     return grid  # type: ignore[return-value]
 
 
-def _scalar(spec: str, key: str, text: str) -> int | float:
-    """A scalar argument's value: a number, or a 0-d .npy file (what --save writes)."""
+def _argument(names: list[str], key: str) -> int | None:
+    """The index of the argument `key` names (its SSA name, with or without `%`, or its index)."""
+    key = key[1:] if key.startswith("%") else key
+    if key in names:
+        return names.index(key)
+    if key.isdigit() and int(key) < len(names):
+        return int(key)
+    return None
+
+
+def _scalar(flag: str, spec: str, name: str, t, text: str) -> int | float:
+    """The value of a scalar argument of type `t` spelled `text`: an integer (decimal or 0x..)
+    for i32/i64/index, a number for f32/f16, or a 0-d .npy file (what --save writes); checked
+    against the type's range (`coop_kernel.scalar_value`)."""
+    integer = scalar_type_name(t) in INTEGER_SCALARS
     if text.endswith(".npy"):
-        value = _load(text)
-        if value.ndim != 0:
-            raise _Usage(f"--input {spec}: argument '{key}' is a scalar; {text} holds an array "
-                         f"of shape {list(value.shape)}")
-        return value.item()
+        array = _load(text)
+        if array.ndim != 0:
+            raise _Usage(f"{flag} {spec}: argument '{name}' is a scalar; {text} holds an array "
+                         f"of shape {list(array.shape)}")
+        value = array.item()
+    else:
+        try:
+            value = int(text, 0) if integer else float(text)
+        except ValueError:
+            raise _Usage(f"{flag} {spec}: {name} is {t}; expected "
+                         f"{'an integer' if integer else 'a number'}, got '{text}'") from None
     try:
-        return float(text) if any(c in text for c in ".eEn") else int(text)
+        return scalar_value(t, value)
+    except (TypeError, ValueError) as e:
+        raise _Usage(f"{flag} {spec}: {e}") from None
+
+
+def _shape(spec: str, name: str, t: MemRefType, text: str) -> tuple[int, ...]:
+    """The shape `RxC` for memref argument `name` of type `t`: one positive size per dimension,
+    equal to the type's where it is static."""
+    try:
+        shape = tuple(int(d) for d in text.split("x"))
     except ValueError:
-        raise _Usage(f"--input {spec}: argument '{key}' is a scalar; give a number") from None
+        shape = ()
+    rank = t.get_num_dims()
+    if len(shape) != rank or min(shape, default=1) < 1:
+        raise _Usage(f"--shape {spec}: {name} ({t}) needs {rank} positive sizes joined by 'x'")
+    for d, (want, got) in enumerate(zip(t.get_shape(), shape)):
+        if want >= 0 and want != got:
+            raise _Usage(f"--shape {spec}: dimension {d} of {name} ({t}) is {want}, not {got}")
+    return shape
 
 
 def _load(path: str) -> np.ndarray:
@@ -144,7 +189,51 @@ def _run(args, saved: Saver | None) -> tuple[list[tuple[str, np.ndarray]], objec
         what = f"no func.func @{args.kernel}" if args.kernel else f"{len(kernels)} kernels"
         raise CoopError(module, f"name one kernel with --kernel ({what}; functions: {names})")
     kernel = kernels[0]
-    if args.grid is None:  # say first whether the device is there at all, then what is missing
+    args_ = kernel.body.blocks[0].args if kernel.body.blocks else ()
+    names = [a.name_hint or str(i) for i, a in enumerate(args_)]
+    scalars = {i for i, a in enumerate(args_) if not isinstance(a.type, MemRefType)}
+    given: dict[int, object] = {}
+    for flag, spec in [("--arg", s) for s in args.arg] + [("--input", s) for s in args.input]:
+        key, eq, text = spec.partition("=")
+        if not eq or not text:
+            raise _Usage(f"--arg must be NAME=VALUE, got '{spec}'" if flag == "--arg" else
+                         f"--input must be ARG=FILE.npy or ARG=NUMBER, got '{spec}'")
+        index = _argument(names, key)
+        if index is None or (flag == "--arg" and index not in scalars):
+            what = "scalar argument" if flag == "--arg" else "argument"
+            listed = [names[i] for i in sorted(scalars)] if flag == "--arg" else names
+            raise _Usage(f"{flag} {spec}: @{kernel.sym_name.data} has no {what} '{key}' "
+                         f"({what}s: {', '.join(listed) or 'none'})")
+        if index in given:
+            raise _Usage(f"{flag} {spec}: argument '{names[index]}' is given twice")
+        if index in scalars:
+            given[index] = _scalar(flag, spec, names[index], args_[index].type, text)
+        else:
+            given[index] = _load(text)
+    shapes: dict[int, tuple[int, ...]] = {}
+    for spec in args.shape:
+        key, eq, text = spec.partition("=")
+        index = _argument(names, key) if eq else None
+        if index is None or index in scalars:
+            memrefs = [n for i, n in enumerate(names) if i not in scalars]
+            raise _Usage(f"--shape must be MEMREF=RxC (memref arguments: "
+                         f"{', '.join(memrefs) or 'none'}), got '{spec}'")
+        if index in given or index in shapes:
+            raise _Usage(f"--shape {spec}: argument '{names[index]}' is given twice")
+        shapes[index] = _shape(spec, names[index], args_[index].type, text)
+    missing = sorted(scalars - set(given))
+    if missing:
+        i = missing[0]
+        raise _Usage(f"give scalar argument {names[i]} ({args_[i].type}) with --arg "
+                     f"{names[i]}=VALUE")
+    if args.grid is not None:
+        grid = _grid(args.grid)
+    elif GRID_ATTR in kernel.attributes:
+        try:
+            grid = dispatch_grid(kernel, [given.get(i) for i in range(len(args_))])
+        except ValueError as e:
+            raise _Usage(str(e)) from None
+    else:  # say first whether the device is there at all, then what is missing
         if args.device != "interp":
             from coopdialect.runtime import DeviceError, open_device
 
@@ -152,37 +241,19 @@ def _run(args, saved: Saver | None) -> tuple[list[tuple[str, np.ndarray]], objec
                 open_device(args.device).close()
             except DeviceError as e:
                 raise DeviceError(e.message, where=location_of(kernel)) from None
-        raise _Usage("give the workgroups to dispatch with --grid X,Y,Z")
-    grid = _grid(args.grid)
-    args_ = kernel.body.blocks[0].args if kernel.body.blocks else ()
-    names = [a.name_hint or str(i) for i, a in enumerate(args_)]
-    given = {}
-    for spec in args.input:
-        key, eq, path = spec.partition("=")
-        if not eq or not path:
-            raise _Usage(f"--input must be ARG=FILE.npy or ARG=NUMBER, got '{spec}'")
-        if key in names:
-            index = names.index(key)
-        elif key.isdigit() and int(key) < len(names):
-            index = int(key)
-        else:
-            raise _Usage(f"--input {spec}: @{kernel.sym_name.data} has no argument '{key}' "
-                         f"(arguments: {', '.join(names) or 'none'})")
-        if isinstance(args_[index].type, MemRefType):
-            given[index] = _load(path)
-        else:  # a scalar argument (a raised shader's push constant)
-            given[index] = _scalar(spec, key, path)
+        raise _Usage("give the workgroups to dispatch with --grid X,Y,Z (the kernel declares "
+                     f"no {GRID_ATTR})")
     random_bytes = 0
     for i, a in enumerate(args_):
         if i in given:
             continue
-        if not isinstance(a.type, MemRefType):
-            raise CoopError(kernel, f"argument {i} ({a.type}) is a scalar: give it with "
-                                    f"--input {i}=NUMBER")
-        if any(d < 0 for d in a.type.get_shape()):
-            raise CoopError(kernel, f"argument {i} ({a.type}) has a dynamic size: give it with "
-                                    f"--input {i}=FILE.npy")
-        elements = int(np.prod(_random_shape(a.type), dtype=object))
+        if i not in shapes and any(d < 0 for d in a.type.get_shape()):
+            sizes = "x".join(f"N{d}" for d in range(a.type.get_num_dims()))
+            raise _Usage(f"argument {names[i]} ({a.type}) has a dynamic size: give its shape "
+                         f"with --shape {names[i]}={sizes} or its data with --input "
+                         f"{names[i]}=FILE.npy")
+        shapes.setdefault(i, tuple(a.type.get_shape()))
+        elements = int(np.prod(shapes[i], dtype=object))
         random_bytes += elements * numpy_dtype(a.type.element_type).itemsize
     memory = _memory_bytes()
     if memory is not None and random_bytes > memory // 2:
@@ -190,7 +261,7 @@ def _run(args, saved: Saver | None) -> tuple[list[tuple[str, np.ndarray]], objec
                                 f"of this machine's memory ({memory} bytes): pass --input")
     rng = np.random.default_rng(args.seed)
     buffers = [(np.ascontiguousarray(given[i]) if isinstance(a.type, MemRefType) else given[i])
-               if i in given else _random(a.type, rng) for i, a in enumerate(args_)]
+               if i in given else _random(a.type, shapes[i], rng) for i, a in enumerate(args_)]
     if saved is not None:  # the inputs, before the run updates the buffers in place
         saved.write("in", names, buffers)
     report = None
@@ -250,6 +321,8 @@ def main(argv: list[str] | None = None) -> None:
         description="Run a kernel of an IR file on numpy buffers, on the interpreter or a GPU.",
         epilog="examples:\n"
                "  coop-run examples/gemm_s8.mlir --grid 4,2,1 --save out/run\n"
+               "  coop-run examples/gemm_dynamic.mlir --arg M=128 --arg N=64 --arg K=48 \\\n"
+               "      --shape A=128x48 --shape B=48x64 --shape C=128x64\n"
                "  coop-run examples/gemm_f16.mlir --grid 2,2,1 --device cuda --check --bench 20")
     ap.add_argument("file", help="the kernel's module: an IR file (.mlir) or a SPIR-V binary "
                                  "(.spv, lifted with raise-spirv-to-coop)")
@@ -257,7 +330,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="the func.func to run (default: the only one with a "
                          "coop.workgroup_size)")
     ap.add_argument("--grid", metavar="X,Y,Z",
-                    help="workgroups to dispatch along x, y, z (required to run)")
+                    help="workgroups to dispatch along x, y, z (default: the grid the kernel "
+                         "declares with coop.grid; required for a kernel that declares none)")
     ap.add_argument("--device", choices=DEVICES, default="interp",
                     help="where to run: the numpy interpreter (default), CUDA (PTX through the "
                          "driver) or Vulkan (SPIR-V); docs/gpu.md says what a GPU machine needs")
@@ -280,6 +354,12 @@ def main(argv: list[str] | None = None) -> None:
                     help="the value of argument ARG (its index or name): a .npy file for a "
                          "memref, a number (or a 0-d .npy) for a scalar; repeat for each "
                          "argument; the others get random small integers")
+    ap.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                    help="the value of scalar argument NAME (its SSA name without %%): an "
+                         "integer (decimal or 0x..) for i32/i64/index, a number for f32/f16")
+    ap.add_argument("--shape", action="append", default=[], metavar="NAME=RxC",
+                    help="the shape of the random data of a memref argument with a dynamic "
+                         "size (one size per dimension, joined by x)")
     ap.add_argument("--seed", type=int, default=0, metavar="N",
                     help="seed of the random inputs (default 0)")
     ap.add_argument("--subgroup-size", type=int, default=32, metavar="N",

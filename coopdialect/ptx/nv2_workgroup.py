@@ -92,7 +92,11 @@ def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
 
 
 def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff, Aff]]:
-    """(row, col) of each accumulator element this thread holds (module docstring)."""
+    """(row, col) of each accumulator element this thread holds (module docstring), or where
+    the lowering places them (KernelLowering.workgroup_acc_positions)."""
+    own = lw.workgroup_acc_positions(op, t)
+    if own is not None:
+        return own
     n = _check_acc(lw, op, t)
     lay = fr.wgmma_acc_layout(t.columns)
     g, q, w = lw.lane_geometry()
@@ -268,6 +272,8 @@ def _vector_condition(lw, op, t, buf, layout, view, n):
     size = 1
     for d in buf.ty.get_shape():
         size *= d
+    if not buf.ty.has_static_shape():  # unknown size: the uint32 index may wrap
+        size = 0
     ok = (layout.mode.value == "Undefined" and view is None and len(st) == 2
           and ints == [1, 1] and st[1].is_const and st[1].const == 1 and st[0].is_const
           and st[0].const % 8 == 0 and sp[1].is_const and sp[1].const % 8 == 0

@@ -6,7 +6,8 @@
   description (`coopdialect.ptx.launch.describe`) says how to launch each kernel.
 * Launch: `cuLaunchKernel(f, grid, block, dynamic_shared_bytes, stream, kernelParams)` where
   kernelParams is a `void*[]` pointing at each parameter's bytes (cuda_params.param_bytes:
-  device addresses, CUtensorMaps from `cuTensorMapEncodeTiled`); a kernel that needs more than
+  device addresses, scalar arguments packed by their dtype, CUtensorMaps from
+  `cuTensorMapEncodeTiled`, whose host-expression sizes take the scalars' values); a kernel that needs more than
   the default dynamic shared memory gets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first.
 * Time: `cuEventRecord` around each launch on the stream, `cuEventElapsedTime` (ms).
 
@@ -120,17 +121,17 @@ class CudaDevice(Device):
             self._call("cuMemcpyDtoH", out.ctypes.data, buffer, out.nbytes)
         return out
 
-    def launch(self, program: Program, kernel: str, buffers: Sequence[int],
+    def launch(self, program: Program, kernel: str, args: Sequence[object],
                grid: tuple[int, int, int]) -> None:
-        self._launch(program, kernel, buffers, grid)
+        self._launch(program, kernel, args, grid)
         self._call("cuStreamSynchronize", self.stream)
 
-    def time(self, program: Program, kernel: str, buffers: Sequence[int],
+    def time(self, program: Program, kernel: str, args: Sequence[object],
              grid: tuple[int, int, int], reps: int) -> list[float]:
-        self.launch(program, kernel, buffers, grid)  # warm-up
+        self.launch(program, kernel, args, grid)  # warm-up
         # the parameters (tensor maps encoded on the host) are built once, outside the timed
         # region: only the launch itself lies between the two events
-        prepared = self._prepare(program, kernel, buffers, grid)
+        prepared = self._prepare(program, kernel, args, grid)
         start = self._call("cuEventCreate", 0)
         end = self._call("cuEventCreate", 0)
         out = []
@@ -146,9 +147,9 @@ class CudaDevice(Device):
             self.cu.cuEventDestroy(end)
         return out
 
-    def _launch(self, program: Program, kernel: str, buffers: Sequence[int],
+    def _launch(self, program: Program, kernel: str, args: Sequence[object],
                 grid: tuple[int, int, int]) -> None:
-        self._enqueue(*self._prepare(program, kernel, buffers, grid))
+        self._enqueue(*self._prepare(program, kernel, args, grid))
 
     def _enqueue(self, fn, grid, block, shared, array, holders) -> None:
         # `holders` (the parameter bytes `array` points into) are alive until the call returns;
@@ -156,16 +157,17 @@ class CudaDevice(Device):
         self._call("cuLaunchKernel", fn, *grid, *block, shared, self.stream,
                    ctypes.addressof(array), 0)
 
-    def _prepare(self, program: Program, kernel: str, buffers: Sequence[int],
+    def _prepare(self, program: Program, kernel: str, args: Sequence[object],
                  grid: tuple[int, int, int]) -> tuple:
         """cuLaunchKernel's arguments for one launch (tensor maps encoded, parameter bytes
-        packed); raises DeviceError for an unknown kernel."""
+        packed); raises DeviceError for an unknown kernel or arguments the launch description
+        does not take."""
         if kernel not in program.kernels:
             raise DeviceError(f"no kernel '{kernel}' in the compiled module "
                               f"(has {', '.join(program.kernels)})")
         fn, launch = program.kernels[kernel]
-        values = param_bytes(launch, [int(b) for b in buffers], self._tensor_maps(launch, buffers),
-                             tuple(grid))
+        launch.scalars(args)  # the argument count
+        values = param_bytes(launch, list(args), self._tensor_maps(launch, args), tuple(grid))
         grid = launch.launch_grid(tuple(grid), self.multiprocessors)
         # kernelParams: a void*[] whose entry i points at parameter i's bytes (cuLaunchKernel)
         holders = [ctypes.create_string_buffer(v, len(v)) for v in values]
@@ -173,12 +175,12 @@ class CudaDevice(Device):
         return (fn, tuple(int(g) for g in grid), tuple(launch.block), launch.dynamic_shared_bytes,
                 array, holders)
 
-    def _tensor_maps(self, launch, buffers: Sequence[int]) -> dict[int, bytes]:
+    def _tensor_maps(self, launch, args: Sequence[object]) -> dict[int, bytes]:
         out = {}
         for i, p in enumerate(launch.params):
             if p["kind"] != "tensor_map":
                 continue
-            a = encode_args(p, int(buffers[p["arg"]]))
+            a = encode_args(p, int(args[p["arg"]]), launch.scalars(args))
             cu = self.cu
             tmap = self._call(
                 "cuTensorMapEncodeTiled",

@@ -26,8 +26,12 @@ from coopdialect.spirv.grammar_tables import CAPABILITY_EXTENSIONS, CAPABILITY_I
 DEFAULT_VERSION = (1, 6)
 # alternatives that a Vulkan compute module never wants when another one is listed
 _AVOID = ("Kernel", "Addresses", "Linkage")
-_STORAGE_16 = {"StorageBuffer": "StorageBuffer16BitAccess", "PhysicalStorageBuffer": "StorageBuffer16BitAccess"}
-_STORAGE_8 = {"StorageBuffer": "StorageBuffer8BitAccess", "PhysicalStorageBuffer": "StorageBuffer8BitAccess"}
+# storage class -> the capability that allows 16-/8-bit types there (SPV_KHR_16bit_storage,
+# SPV_KHR_8bit_storage; core in SPIR-V 1.3 / 1.5)
+_STORAGE_16 = {"StorageBuffer": "StorageBuffer16BitAccess", "PhysicalStorageBuffer": "StorageBuffer16BitAccess",
+               "PushConstant": "StoragePushConstant16"}
+_STORAGE_8 = {"StorageBuffer": "StorageBuffer8BitAccess", "PhysicalStorageBuffer": "StorageBuffer8BitAccess",
+              "PushConstant": "StoragePushConstant8"}
 _INT_CAPS = {8: "Int8", 16: "Int16", 64: "Int64"}
 _FLOAT_CAPS = {16: "Float16", 64: "Float64"}
 

@@ -31,6 +31,11 @@ E=examples
 run cuda_gemm_f16 $E/gemm_f16.mlir --grid 2,2,1 --device cuda --check --bench 20
 run cuda_gemm_f16_64_large $E/gemm_f16_64_large.mlir --grid 1,1,1 --device cuda --check
 run cuda_gemm_s8 $E/gemm_s8.mlir --grid 4,2,1 --device cuda --check --bench 20
+# one module, sizes as scalar arguments (.params), the grid it declares, two shapes
+DYN1="--arg M=1024 --arg N=512 --arg K=256 --shape A=1024x256 --shape B=256x512 --shape C=1024x512"
+DYN2="--arg M=192 --arg N=320 --arg K=80 --shape A=192x80 --shape B=80x320 --shape C=192x320"
+run cuda_gemm_dynamic_1024x512x256 $E/gemm_dynamic.mlir --device cuda --check --bench 20 $DYN1
+run cuda_gemm_dynamic_192x320x80 $E/gemm_dynamic.mlir --device cuda --check $DYN2
 run cuda_sparse_gemm_f16 $E/sparse_gemm_f16.mlir --grid 2,4,1 --device cuda --check --input E=$out/meta24.npy --bench 20
 # the coopmat2 / tensor-addressing examples through PTX too (one IR, two backends: docs/ptx.md)
 run cuda_gemm_coopmat2_f16 $E/gemm_coopmat2_f16.mlir --grid 2,2,1 --device cuda --check --bench 20
@@ -43,6 +48,8 @@ run cuda_gemm_q4 $E/block_decode_load.mlir --kernel gemm_q4 --grid 2,4,1 --devic
 run vk_gemm_f16 $E/gemm_f16.mlir --grid 2,2,1 --device vulkan --check --bench 20
 run vk_gemm_f16_nv $E/gemm_f16.mlir --grid 2,2,1 --device vulkan --check --pipeline 'convert-coop-to-spirv{flavor=nv}'
 run vk_gemm_s8 $E/gemm_s8.mlir --grid 4,2,1 --device vulkan --check
+run vk_gemm_dynamic_1024x512x256 $E/gemm_dynamic.mlir --device vulkan --check --bench 20 $DYN1
+run vk_gemm_dynamic_192x320x80 $E/gemm_dynamic.mlir --device vulkan --check $DYN2
 run vk_gemm_s8_nv $E/gemm_s8.mlir --grid 4,2,1 --device vulkan --check --pipeline 'convert-coop-to-spirv{flavor=nv}'
 run vk_gemm_f16_64_large_split $E/gemm_f16_64_large.mlir --grid 1,1,1 --device vulkan --check --pipeline 'legalize-coop-sizes{target=h200-vulkan flexible=false}'
 run vk_gemm_f16_64_large_flexible $E/gemm_f16_64_large.mlir --grid 1,1,1 --device vulkan --check --pipeline 'legalize-coop-sizes{target=h200-vulkan}'

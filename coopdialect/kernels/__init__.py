@@ -1,0 +1,1 @@
+"""Generators of kernel IR at any size and dtype (coop IR text a user could have written)."""

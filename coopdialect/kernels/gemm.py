@@ -1,0 +1,179 @@
+"""Shape-generic GEMM kernels in coop IR: sizes as kernel arguments, tiles through tensor layouts.
+
+`gemm_ir(dtype, config, epilogue)` writes the kernel a user would write for D = A @ B (the product
+`torch.matmul(A, Bt.T)` computes; `examples/gemm_any.mlir` is one of them):
+
+* arguments `(%A: memref<?x?xT>, %Bt: memref<?x?xT>, %D: memref<?x?xT>[, %bias: memref<?xT>],
+  %M: i32, %N: i32, %K: i32)`: A is M x K row-major, B is given as Bt = B^T (N x K row-major, a
+  linear layer's weight), D is M x N row-major, bias has N elements; T is f16 or bf16;
+* one workgroup of 256 invocations computes a `bm` x `bn` tile of D as one Workgroup-scope f32
+  accumulator, in K steps of `bk` (`config`); tiles are slices of 2-D tensor layouts
+  (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0, so every edge of every
+  partial tile is exact (loads past M, N or K read 0, stores past M or N are dropped); B is read
+  through the transposing view `!tensor_addr.view<2, false, 1, 0>` of Bt;
+* the grid is declared (`coop.grid`): ceil(N / bn) x ceil(M / bm) workgroups;
+* the epilogue between the K loop and the store: `"none"`, `"bias"` (D = A @ B + bias, the bias
+  row broadcast down the tile through a 1-D layout), `"bias_gelu"` (D = gelu(A @ B + bias) with
+  the exact GELU x * (1 + erf(x / sqrt 2)) / 2, a `coop.per_element_op`), all in f32 before the
+  conversion to T.
+
+`GemmConfig` is a tile (bm x bn x bk) plus the pass options that pipeline it (stages,
+persistent); `pick_config(m, n, k, configs, multiprocessors)` is the default rule that picks one
+by shape. Raises ValueError for a dtype, tile or epilogue it does not know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DTYPES = ("f16", "bf16")
+EPILOGUES = ("none", "bias", "bias_gelu")
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """One compiled variant: a bm x bn tile, K step bk (elements), `stages` workgroup buffers per
+    operand (pipeline-coop-loads), `persistent` CTAs (convert-coop-to-ptx)."""
+
+    bm: int = 128
+    bn: int = 256
+    bk: int = 64
+    stages: int = 4
+    persistent: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"{self.bm}x{self.bn}x{self.bk}_s{self.stages}{'_p' if self.persistent else ''}"
+
+    def pipeline(self) -> str:
+        """The coop-opt pipeline that lowers a kernel of this config to PTX."""
+        p = "{persistent=true}" if self.persistent else ""
+        return f"pipeline-coop-loads{{stages={self.stages}}},convert-coop-to-ptx{p}"
+
+    def check(self) -> None:
+        if self.bm not in (64, 128, 256) or self.bn % 8 or not 8 <= self.bn <= 256:
+            raise ValueError(f"tile {self.bm}x{self.bn}: bm must be 64, 128 or 256 and bn a "
+                             "multiple of 8 up to 256 (wgmma m64nNk16)")
+        if self.bk not in (16, 32, 64):
+            raise ValueError(f"bk {self.bk}: a K step of 16, 32 or 64 (a 2-byte operand row of 32, "
+                             "64 or 128 bytes, the TMA swizzle modes)")
+        if self.stages < 2:
+            raise ValueError(f"stages {self.stages}: at least 2")
+
+
+def pick_config(m: int, n: int, k: int, configs: list[GemmConfig], multiprocessors: int = 132
+                ) -> GemmConfig:
+    """The default rule: the config with the most work per tile among those whose tile count
+    fills the device's multiprocessors at least once, else the one with the most tiles (small
+    problems: narrow tiles spread the operand traffic over more multiprocessors)."""
+    def tiles(c: GemmConfig) -> int:
+        return -(-m // c.bm) * -(-n // c.bn)
+
+    full = [c for c in configs if tiles(c) >= multiprocessors]
+    if full:
+        return max(full, key=lambda c: (c.bm * c.bn, c.persistent, c.stages))
+    return max(configs, key=lambda c: (tiles(c), -c.bm * c.bn, c.stages))
+
+
+def gemm_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(), epilogue: str = "none",
+            name: str | None = None) -> str:
+    """The kernel (module docstring) as IR text."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"epilogue must be one of {EPILOGUES}, got {epilogue!r}")
+    config.check()
+    bm, bn, bk, t = config.bm, config.bn, config.bk, dtype
+    name = name or f"gemm_{t}" + ("" if epilogue == "none" else f"_{epilogue}")
+    bias_arg = f"%bias: memref<?x{t}>, " if epilogue != "none" else ""
+    head = [
+        "!L = !tensor_addr.layout<2, Constant>",
+        "!L1 = !tensor_addr.layout<1, Constant>",
+        "!Vt = !tensor_addr.view<2, false, 1, 0>",
+        f"!a = !coop.matrix<{bm}x{bk}x{t}, Workgroup, MatrixA>",
+        f"!b = !coop.matrix<{bk}x{bn}x{t}, Workgroup, MatrixB>",
+        f"!c = !coop.matrix<{bm}x{bn}xf32, Workgroup, MatrixAcc>",
+        f"!d = !coop.matrix<{bm}x{bn}x{t}, Workgroup, MatrixAcc>",
+    ]
+    funcs = []
+    if epilogue == "bias_gelu":
+        funcs = [
+            "func.func @gelu(%row: i32, %col: i32, %x: f32) -> f32 {",
+            "  %half = arith.constant 0.5 : f32",
+            "  %one = arith.constant 1.0 : f32",
+            "  %rsqrt2 = arith.constant 0.70710678118654752 : f32",
+            "  %s = arith.mulf %x, %rsqrt2 : f32",
+            "  %e = math.erf %s : f32",
+            "  %p = arith.addf %e, %one : f32",
+            "  %h = arith.mulf %x, %half : f32",
+            "  %y = arith.mulf %h, %p : f32",
+            "  func.return %y : f32",
+            "}",
+        ]
+    body = [
+        f"func.func @{name}(%A: memref<?x?x{t}>, %Bt: memref<?x?x{t}>, %D: memref<?x?x{t}>, "
+        f"{bias_arg}%M: i32, %N: i32, %K: i32)",
+        "    attributes {coop.workgroup_size = array<i32: 256, 1, 1>,",
+        f"                coop.grid = affine_map<()[s0, s1, s2] -> (s1 ceildiv {bn}, "
+        f"s0 ceildiv {bm}, 1)>}} {{",
+        "  %c0 = arith.constant 0 : index",
+        f"  %cbk = arith.constant {bk} : index",
+        f"  %tbk = arith.constant {bk} : i32",
+        f"  %tbm = arith.constant {bm} : i32",
+        f"  %tbn = arith.constant {bn} : i32",
+        "  %l0 = tensor_addr.create_layout : !L",
+        "  %la = tensor_addr.layout_set_dimension %l0, %M, %K : !L",
+        "  %lb = tensor_addr.layout_set_dimension %l0, %N, %K : !L",
+        "  %ld = tensor_addr.layout_set_dimension %l0, %M, %N : !L",
+        "  %vt = tensor_addr.create_view : !Vt",
+        "  %wx = gpu.block_id x",
+        "  %wy = gpu.block_id y",
+        "  %x = arith.index_cast %wx : index to i32",
+        "  %y = arith.index_cast %wy : index to i32",
+        "  %row0 = arith.muli %y, %tbm : i32",
+        "  %col0 = arith.muli %x, %tbn : i32",
+        f"  %zh = arith.constant 0.0 : {t}",
+        "  %zf = arith.constant 0.0 : f32",
+        f"  %oa = coop.composite_construct %zh : {t} -> !a",
+        f"  %ob = coop.composite_construct %zh : {t} -> !b",
+        "  %init = coop.composite_construct %zf : f32 -> !c",
+        "  %kend = arith.index_cast %K : i32 to index",
+        "  %acc = scf.for %k = %c0 to %kend step %cbk iter_args(%cc = %init) -> (!c) {",
+        "    %k32 = arith.index_cast %k : index to i32",
+        "    %las = tensor_addr.layout_slice %la, %row0, %tbm, %k32, %tbk : !L",
+        "    %lbs = tensor_addr.layout_slice %lb, %col0, %tbn, %k32, %tbk : !L",
+        f"    %av = coop.load_tensor %A, %oa, %las : memref<?x?x{t}>, !a, !L -> !a",
+        f"    %bv = coop.load_tensor %Bt, %ob, %lbs view %vt : memref<?x?x{t}>, !b, !L, !Vt -> !b",
+        "    %r = coop.mul_add %av, %bv, %cc : !a, !b, !c -> !c",
+        "    scf.yield %r : !c",
+        "  }",
+    ]
+    result = "%acc"
+    if epilogue != "none":
+        body += [
+            # bias[col0 + c] for every element (r, c): the 1-D span of bn elements wraps each
+            # row's linear index r * bn + c back to c (linearToSpanCoord)
+            "  %l1 = tensor_addr.create_layout : !L1",
+            "  %lbias = tensor_addr.layout_set_dimension %l1, %N : !L1",
+            "  %lbiass = tensor_addr.layout_slice %lbias, %col0, %tbn : !L1",
+            "  %od = coop.composite_construct %zh : " + t + " -> !d",
+            f"  %bt = coop.load_tensor %bias, %od, %lbiass : memref<?x{t}>, !d, !L1 -> !d",
+            "  %bf = coop.f_convert %bt : !d -> !c",
+            "  %sum = coop.fadd %acc, %bf : !c",
+        ]
+        result = "%sum"
+        if epilogue == "bias_gelu":
+            body.append("  %act = coop.per_element_op @gelu(%sum) : !c -> !c")
+            result = "%act"
+    body += [
+        f"  %out = coop.f_convert {result} : !c -> !d",
+        "  %lds = tensor_addr.layout_slice %ld, %row0, %tbm, %col0, %tbn : !L",
+        f"  coop.store_tensor %out, %D, %lds : !d, memref<?x?x{t}>, !L",
+        "  func.return",
+        "}",
+    ]
+    doc = [f"// D = {'gelu(' if epilogue == 'bias_gelu' else ''}A @ B"
+           f"{' + bias' if epilogue != 'none' else ''}{')' if epilogue == 'bias_gelu' else ''}"
+           f" at any M, N, K (kernel arguments): {t} operands, f32 accumulation, {t} output;",
+           f"// {bm}x{bn} tiles, K step {bk}. Generated by coopdialect.kernels.gemm.gemm_ir."]
+    return "\n".join(doc + head + funcs + body) + "\n"
