@@ -84,6 +84,7 @@ _READ_ONLY = (coop.LoadOp, memref.LoadOp, coop_nv2.LoadTensorOp)
 _VALUE_OPS = (sparse_mma.MmaSpOp, sparse_mma.CompressOp, sparse_mma.DecompressOp)
 _STORES = (coop.StoreOp, memref.StoreOp, coop_nv2.StoreTensorOp)
 _STAGEABLE = (coop.Layout.RowMajor, coop.Layout.ColumnMajor)
+_PRODUCTS = (coop.MulAddOp, sparse_mma.MmaSpOp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,6 +293,8 @@ def _stageable_loads(loop: scf.ForOp) -> tuple[list[_Staged], list[tuple[Operati
         kernel = kernel.parent_op()
     loads = [op for op in loop.body.walk() if isinstance(op, _LOADS)
              and _global_argument(op, kernel) and _innermost_loop(op) is loop]
+    if not any(isinstance(op, _PRODUCTS) for op in loop.body.walk()):
+        return [], []  # no matrix product for the copies to overlap with: nothing to gain
     written = _written_memrefs(loop)
     if written is None:
         why = ("the loop holds an op of unknown memory effect (a barrier, a call, an "
