@@ -848,6 +848,12 @@ def _check_builtins(module: spirv.ModuleOp) -> None:
                                  loc.column.data if isinstance(loc, FileLineColLoc) else 0)
 
 
+def _word(op) -> int:
+    """The word offset the reader stamped on `op` (0 for the module as a whole)."""
+    loc = op.location
+    return loc.column.data if isinstance(loc, FileLineColLoc) else 0
+
+
 def _check_requirements(module: spirv.ModuleOp) -> None:
     """The capabilities, extensions and memory model the module's instructions need are declared
     (SPIR-V 2.4; the same check as the writer's)."""
@@ -867,7 +873,8 @@ def _check_requirements(module: spirv.ModuleOp) -> None:
             raise SpirvReadError(f"invalid module: capability {cap} needs OpExtension {' or '.join(cexts)}")
     for cap, where in req.needs.items():
         if cap not in declared:
-            raise SpirvReadError(f"invalid module: '{where}' needs capability {cap}, which OpCapability does not declare")
+            raise SpirvReadError(f"invalid module: '{where}' needs capability {cap}, which OpCapability does not "
+                                 "declare", _word(req.needed_by[cap]))
     missing = set(req.extensions) - {e.data for e in module.extensions}
     if missing:
         raise SpirvReadError(f"invalid module: missing OpExtension {', '.join(sorted(missing))}")
