@@ -206,6 +206,66 @@ class ControlLifting:
             keys.append(self.frame.retval)  # the rest of a function may reach its return
         return keys, flags
 
+    # -- which variables a construct must carry out -------------------------------------------
+    def prune(self, keys: list[object], blocks: list[Block], entries: list[Block]) -> list[object]:
+        """`keys` without the current function's own variables whose value at the construct's
+        end is never read: read nowhere outside `blocks`, and inside only after being stored
+        (from `entries` on) — a variable declared in a loop body, say. Carrying them would only
+        keep dead values (matrices!) alive through scf results."""
+        return [k for k in keys if not self.is_local(k) or self.read_outside(k, blocks)
+                or self.exposed(k, blocks, entries)]
+
+    def is_local(self, k: object) -> bool:
+        return isinstance(k, SSAValue) and isinstance(k.owner, spirv_general.VariableOp) \
+            and k.owner.parent_op() is not None and self.enclosing_fn(k.owner) is self.frame.fn
+
+    @staticmethod
+    def enclosing_fn(op: Operation):
+        while op is not None and not isinstance(op, spirv.FuncOp):
+            op = op.parent_op()
+        return op
+
+    def accesses(self, op: Operation, k: object) -> tuple[bool, bool]:
+        """(reads `k`, stores all of `k`) for one instruction."""
+        if isinstance(op, spirv.LoadOp):
+            return self.static_key(op.pointer) is k and not _only_unclipped_object(op.result), False
+        if isinstance(op, spirv.StoreOp) and self.static_key(op.pointer) is k:
+            whole = op.pointer is k
+            return not whole, whole  # a store to a part keeps the other parts
+        if isinstance(op, spirv_general.FunctionCallOp):
+            return any(isinstance(a.type, spirv.PointerType) and self.static_key(a) is k for a in op.arguments), False
+        return False, False
+
+    def read_outside(self, k: object, blocks: list[Block]) -> bool:
+        inside = set(map(id, blocks))
+        for op in self.frame.fn.walk():
+            if id(op.parent_block()) not in inside and self.accesses(op, k)[0]:
+                return True
+        return False
+
+    def exposed(self, k: object, blocks: list[Block], entries: list[Block]) -> bool:
+        """Whether some read of `k` in `blocks` may see the value `k` had on entering them."""
+        preds: dict[int, list[Block]] = {id(b): [] for b in blocks}
+        for b in blocks:
+            for t in b.last_op.successors if b.last_op is not None else ():
+                if id(t) in preds:
+                    preds[id(t)].append(b)
+        stored_out = {id(b): True for b in blocks}  # must-analysis: start from "stored"
+        changed = True
+        while changed:
+            changed = False
+            for b in blocks:
+                stored = b not in entries and all(stored_out[id(p)] for p in preds[id(b)])
+                for op in b.ops:
+                    reads, whole = self.accesses(op, k)
+                    if reads and not stored:
+                        return True
+                    stored = stored or whole
+                if stored != stored_out[id(b)]:
+                    stored_out[id(b)] = stored
+                    changed = True
+        return False
+
     # -- flattening values carried through scf --------------------------------------------------
     def flatten(self, v: object, op: Operation) -> list[SSAValue]:
         if isinstance(v, SSAValue):
@@ -310,6 +370,7 @@ class ControlLifting:
         live = self.none_set(flags)
         blocks = self.region_blocks(block, self.stops(stop) - {block})
         keys, _ = self.carried(blocks, stop)
+        keys = self.prune(keys, blocks, [block])
         for f in flags:
             if f not in keys:
                 keys.append(f)
@@ -359,6 +420,7 @@ class ControlLifting:
         stops = self.stops(merge)
         inner = self.region_blocks(term.true_target, stops) + self.region_blocks(term.false_target, stops)
         keys, flags = self.carried(inner, merge)
+        keys = self.prune(keys, inner, [term.true_target, term.false_target])
         before = {k: self.var_value(k) for k in keys}
         if self.speculatable(inner) and all(self.selectable(t) for t in
                                             [*(a.type for a in merge.args), *(self.var_types[k] for k in keys)]):
@@ -473,7 +535,7 @@ class ControlLifting:
         if self.counted_loop(header, lm, blocks):
             return merge, []
         returns = any(isinstance(b.last_op, spirv.ReturnOp | spirv.ReturnValueOp) for b in blocks)
-        keys = self.stored_keys(blocks)
+        keys = self.prune(self.stored_keys(blocks), blocks, [header])
         if returns:
             keys += [k for k in (self.frame.ret, self.frame.retval) if k is not None and k not in keys]
         loop = Loop(header, merge, cont, self.new_flag("break"), self.new_flag("continue"))
@@ -621,7 +683,7 @@ class ControlLifting:
         unsigned = isinstance(cmp, spirv.ULessThanOp)
         lb = self.index_of(self.ssa_of(self.var_value(k), lm), unsigned)
         ub = self.index_of(self.ssa(cmp.rhs, cmp), unsigned)
-        keys = [x for x in self.stored_keys(body_blocks) if x is not k]
+        keys = self.prune([x for x in self.stored_keys(body_blocks) if x is not k], blocks, [header])
         init_vals = [self.var_value(x) for x in keys]
         init = [x for v in init_vals for x in self.flatten(v, lm)]
         saved = self.block
@@ -687,6 +749,16 @@ class ControlLifting:
 
     def current_fn(self) -> spirv.FuncOp:
         return self.frame.fn
+
+
+def _only_unclipped_object(v: SSAValue) -> bool:
+    """Whether `v` is used only as the Object of tensor loads without a view: Object's values
+    are used for clipped loads only (SPV_NV_cooperative_matrix2), so those never read it."""
+    from coopdialect.dialects import spirv_nv2
+
+    uses = list(v.uses)
+    return bool(uses) and all(isinstance(u.operation, spirv_nv2.CooperativeMatrixLoadTensorOp)
+                              and u.operation.view is None and u.operation.object is v for u in uses)
 
 
 def _nested_in(v: SSAValue, block: Block) -> bool:

@@ -56,6 +56,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, coop_nv2, gpu, spirv, spirv_general, spirv_nv2
 from coopdialect.dialects import tensor_addr as ta
+from coopdialect.passes.raise_spirv_cleanup import drop_dead_values
 from coopdialect.passes.raise_spirv_control import ControlLifting, Frame
 from coopdialect.passes.raise_spirv_memory import MemoryLifting
 from coopdialect.passes.raise_spirv_values import (
@@ -500,7 +501,11 @@ class _Kernel(MemoryLifting, ControlLifting):
                        "(coop.load_tensor/store_tensor address the memref from element 0)")
         if op.memory_operand is not None and op.memory_operand.data != "None":
             refuse(op, "a Memory Operand on a tensor load/store is not lifted")
-        obj = self.ssa(op.object, op)
+        # a load's Object gives the values of clipped elements: without a view none is clipped
+        if isinstance(op, spirv_nv2.CooperativeMatrixLoadTensorOp) and op.view is None:
+            obj = self.zero(op.object.type, at_entry=True)
+        else:
+            obj = self.ssa(op.object, op)
         layout = self.ssa(op.layout, op)
         view = None if op.view is None else self.ssa(op.view, op)
         if isinstance(op, spirv_nv2.CooperativeMatrixLoadTensorOp):
@@ -592,6 +597,8 @@ class RaiseSpirvToCoopPass(ModulePass):
                     k = _Kernel(spv, entry)
                     kernels.append(k.run())
                     kernels += list(k.helpers.values())
+                    for fn in kernels:
+                        drop_dead_values(fn.body)
                 except Refuse as e:
                     raise CoopError(e.op, e.message) from None
                 except (ValueError, KeyError, StopIteration) as e:

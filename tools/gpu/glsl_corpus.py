@@ -138,7 +138,7 @@ def q8_words(q: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 def coopmat2_gemm_decode(rng) -> Run:
     """C = decode(Q) * B: A's element = q * s / 16 from its 8-bit block (scale s per 32)."""
-    M, N, K = 32, 48, 64
+    M, N, K = 128, 32, 64
     q = rng.integers(-8, 8, (M, K))
     s = rng.choice(np.array([4, 8, 16, 32], np.uint8), (M, K // 32))
     a = q * np.repeat(s.astype(np.float64), 32, axis=1) / 16
@@ -146,22 +146,22 @@ def coopmat2_gemm_decode(rng) -> Run:
     c = np.zeros(M * N, np.float32)
     want = a @ b.astype(np.float64)
     return Run([q8_words(q, s), b.ravel(), c], np.array([M, N, K], np.uint32).tobytes(), [M, N, K],
-               (N // 16, M // 16, 1), {2: want.astype(np.float32).ravel()})
+               (N // 16, M // 64, 1), {2: want.astype(np.float32).ravel()})
 
 
 def coopmat2_reduce(rng) -> Run:
-    """Y = X with its diagonal times d, minus each row's maximum; S its column sums, Q its 2x2
-    sums, per 16x16 tile (one per workgroup)."""
+    """Y = X with its diagonal times d, minus each row's maximum; S its column sums (16 equal
+    rows), Q its 2x2 sums, per 32x32 tile (one per workgroup)."""
     tiles, d = 3, 2.0
-    x = _ints(rng, (tiles, 16, 16), np.float32, -20, 21)
+    x = _ints(rng, (tiles, 32, 32), np.float32, -20, 21)
     y = x.astype(np.float64).copy()
-    idx = np.arange(16)
+    idx = np.arange(32)
     y[:, idx, idx] *= d
     y -= y.max(axis=2, keepdims=True)
-    s = y.sum(axis=1)
-    q = y.reshape(tiles, 8, 2, 8, 2).sum(axis=(2, 4))
-    return Run([x.ravel(), np.zeros(x.size, np.float32), np.zeros(tiles * 16, np.float32),
-                np.zeros(tiles * 64, np.float32)], np.array([d], np.float32).tobytes(), [d], (tiles, 1, 1),
+    s = np.repeat(y.sum(axis=1)[:, None, :], 16, axis=1)
+    q = y.reshape(tiles, 16, 2, 16, 2).sum(axis=(2, 4))
+    return Run([x.ravel(), np.zeros(x.size, np.float32), np.zeros(tiles * 512, np.float32),
+                np.zeros(tiles * 256, np.float32)], np.array([d], np.float32).tobytes(), [d], (tiles, 1, 1),
                {1: y.astype(np.float32).ravel(), 2: s.astype(np.float32).ravel(), 3: q.astype(np.float32).ravel()})
 
 
@@ -234,6 +234,27 @@ def raised_kernel(binary: bytes, file: str):
     return module, kernel.sym_name.data
 
 
+def bind_scalars(module, kernel: str, scalars: list) -> None:
+    """Make the kernel's scalar arguments (the push constants) the constants `scalars`: the PTX
+    lowering takes memref arguments only, and a push constant is fixed for a dispatch."""
+    from xdsl.dialects import arith, func
+    from xdsl.dialects.builtin import FloatAttr, FunctionType, IntegerAttr, MemRefType
+
+    (fn,) = [op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.sym_name.data == kernel]
+    block = fn.body.block
+    scalar_args = [a for a in block.args if not isinstance(a.type, MemRefType)]
+    assert len(scalar_args) == len(scalars), (len(scalar_args), len(scalars))
+    for a, v in zip(scalar_args, scalars):
+        attr = FloatAttr(float(v), a.type) if not hasattr(a.type, "width") else IntegerAttr(
+            (int(v) + 2**31) % 2**32 - 2**31 if a.type.width.data == 32 else int(v), a.type)
+        c = arith.ConstantOp(attr)
+        block.insert_op_before(c, block.first_op)
+        a.replace_all_uses_with(c.result)
+    for a in reversed(scalar_args):
+        block.erase_arg(a)
+    fn.function_type = FunctionType.from_lists([a.type for a in block.args], [])
+
+
 def differing(got: list[np.ndarray], expected: dict[int, np.ndarray]) -> int:
     """Bytes of the written buffers that differ from `expected`."""
     return sum(int(np.count_nonzero(np.ascontiguousarray(got[i]).view(np.uint8)
@@ -275,7 +296,8 @@ def main(argv: list[str]) -> int:
             results = []
             try:  # the raised IR through PTX on CUDA
                 module, kernel = raised_kernel(binary, str(binary_path(name)))
-                args = [b.copy() for b in run.buffers] + list(run.scalars)
+                bind_scalars(module, kernel, run.scalars)
+                args = [b.copy() for b in run.buffers]
                 api.run_kernel(module, kernel, args, run.grid, device="cuda")
                 ptx = args[:len(run.buffers)]
                 results.append(f"PTX == model: {differing(ptx, run.expected) == 0}")
