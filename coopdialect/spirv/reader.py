@@ -195,6 +195,7 @@ class _Reader:
                     if has_memory_model:
                         raise ValueError("a module has exactly one OpMemoryModel (SPIR-V 2.4)")
                     has_memory_model = True
+                    memory_model_at = inst.offset
                     self.count(ws, 2)
                     memory = (self.enum_name("AddressingModel", ws[0]), self.enum_name("MemoryModel", ws[1]))
                 elif op == "OpEntryPoint":
@@ -271,7 +272,9 @@ class _Reader:
         for finsts in functions:
             body.append(self.function(finsts))
         version = f"{major}.{minor}"
-        return spirv.ModuleOp(body, memory[0], memory[1], caps, exts, version)
+        module = spirv.ModuleOp(body, memory[0], memory[1], caps, exts, version)
+        # what the module as a whole needs (its addressing and memory model) is located there
+        return self.at(module, memory_model_at)
 
     @staticmethod
     def count(ws: list[int], n: int) -> None:
