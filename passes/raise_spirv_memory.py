@@ -24,6 +24,7 @@ from dataclasses import replace
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, IntegerType, MemRefType, VectorType, i1, i32
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from coopdialect.dialects import coop, spirv, spirv_general, spirv_nv2
 from coopdialect.passes.raise_spirv_values import (
@@ -100,7 +101,10 @@ class MemoryLifting:
                     if isinstance(op, spirv_nv2.CooperativeMatrixLoadTensorOp) and op.decode_func is not None:
                         continue  # the DecodeFunc reads the buffer, not the load
                     mt = op.result.type if op.results else op.object.type
-                    return coop_type(mt).element_type
+                    try:
+                        return coop_type(mt).element_type
+                    except (VerifyException, ValueError) as e:  # beyond the kernel IR's matrices
+                        refuse(op, str(e).strip().splitlines()[0])
         return None
 
     def reachable_functions(self) -> list[spirv.FuncOp]:

@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from coopdialect.diagnostics import CoopError
 from coopdialect.dialects import coop, coop_nv2, gpu, spirv, spirv_general, spirv_nv2
@@ -339,6 +340,13 @@ class _Kernel(MemoryLifting, ControlLifting):
 
     # -- instructions ---------------------------------------------------------------------------
     def lift(self, op: Operation) -> None:
+        try:
+            self.lift_one(op)
+        except (VerifyException, ValueError) as e:  # a type or op the kernel IR does not allow
+            text = str(e).strip().splitlines()
+            raise Refuse(op, text[0] if text else type(e).__name__) from None
+
+    def lift_one(self, op: Operation) -> None:
         if isinstance(op, spirv.ConstantOp | spirv_general.SpecConstantOp | spirv_general.SpecConstantOperationOp
                       | spirv.AddressOfOp | spirv_general.CompositeConstant):
             return  # materialized where used
@@ -601,8 +609,9 @@ class RaiseSpirvToCoopPass(ModulePass):
                         drop_dead_values(fn.body)
                 except Refuse as e:
                     raise CoopError(e.op, e.message) from None
-                except (ValueError, KeyError, StopIteration) as e:
-                    raise CoopError(entry, f"cannot lift: {e}") from None
+                except (ValueError, KeyError, StopIteration, VerifyException) as e:
+                    text = str(e).strip().splitlines()
+                    raise CoopError(entry, f"cannot lift: {text[0] if text else type(e).__name__}") from None
             Rewriter.insert_op(kernels, InsertPoint.before(spv))
             spv.detach()
             spv.erase()

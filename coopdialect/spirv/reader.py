@@ -800,7 +800,11 @@ def deserialize(data: bytes, ctx=None, file: str = "<binary>") -> spirv.ModuleOp
     binary (bad magic, word count 0 or past the end, unknown opcode, undefined id, wrong
     operand count), for a module that breaks a validation rule the `spirv` dialect's verifiers
     check (the message names the rule), a module that lacks a capability or extension it needs,
-    and for constructs this reader does not support. No other exception escapes."""
+    and for constructs this reader does not support; TypeError if `data` is not bytes. No other
+    exception escapes."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"deserialize: the binary must be bytes, got {'None' if data is None else type(data).__name__}")
+    data = bytes(data)
     if len(data) % 4:
         raise SpirvReadError(f"binary length {len(data)} bytes is not a multiple of 4", len(data) // 4)
     words = list(struct.unpack(f"<{len(data) // 4}I", data))
