@@ -65,7 +65,8 @@ def test_gemm_with_selection_and_saturating_int8(tmp_path):
     np.testing.assert_array_equal(d.reshape(M, N), want.astype(np.float32))
     qa = q[:256].reshape(16, 16).astype(np.int64)
     qb = q[256:].reshape(16, 16).T.astype(np.int64)  # column-major
-    tile = np.clip(qa @ qb + 100000, -2**31, 2**31 - 1)
+    tile = np.clip(qa @ qb + 2147483000, -2**31, 2**31 - 1)
+    assert (tile == 2**31 - 1).any() and (tile < 2**31 - 1).any()  # some sums saturate, some not
     for t in range(4):
         np.testing.assert_array_equal(r[t * 256:(t + 1) * 256].reshape(16, 16), tile)
 
