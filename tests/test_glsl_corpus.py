@@ -270,3 +270,79 @@ def test_arm_layout_capability_is_required_though_spirv_val_does_not_check_it(tm
     data = _asm(text.replace("OpCapability CooperativeMatrixLayoutsARM\n", ""), tmp_path)
     assert spirv_val_verdict(data, tmp_path) is None
     assert "needs capability CooperativeMatrixLayoutsARM" in (reader_verdict(data) or "")
+
+
+# -- the GPU check, with the interpreter standing in for both devices ------------------------------
+
+
+class _Program:
+    def __init__(self, binary: bytes):
+        self.binary = binary
+
+
+class _InterpretedVulkan:
+    """coopdialect.runtime's Vulkan device as the check uses it; a dispatch raises the binary and
+    interprets it (push constants: the kernel's scalar arguments, 4 bytes each in member order)."""
+
+    def __init__(self):
+        self.ctx = self
+        self.dispatches = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def load(self, binary: bytes) -> _Program:
+        return _Program(binary)
+
+    def device_info(self):
+        return {"name": "interpreter", "driver_version": "-", "api_version": "-"}
+
+    def cooperative_matrix_properties(self):
+        return [m for name in corpus.CASES for m in __import__("spirv_read_check").mul_adds(
+            corpus.binary_path(name).read_bytes())]
+
+    def run_compute(self, spirv, buffers, grid, entry="main", *, push_constants=None):
+        from xdsl.dialects.builtin import Float32Type, MemRefType
+
+        self.dispatches += 1
+        module, kernel = corpus.raised_kernel(spirv, "vulkan")
+        fn = next(op for op in module.body.block.ops if getattr(op, "sym_name", None) and op.sym_name.data == kernel)
+        scalars = [t for t in fn.function_type.inputs.data if not isinstance(t, MemRefType)]
+        words = np.frombuffer(push_constants or b"", np.uint32)[:len(scalars)]
+        args = [b.copy() for b in buffers]
+        args += [float(w.view(np.float32)) if isinstance(t, Float32Type) else int(w.view(np.int32))
+                 for t, w in zip(scalars, words)]
+        api.run_kernel(module, kernel, args, grid)
+        return args[:len(buffers)]
+
+
+def test_gpu_check_runs_with_the_interpreter_as_both_devices(monkeypatch, tmp_path):
+    """tools/gpu/glsl_corpus.py end to end without a GPU: the "cuda" run lowers the raised IR to
+    PTX (as the CUDA device does) and interprets it; Vulkan interprets glslang's binary raised.
+    The shaders whose IR has no PTX lowering are reported as such, the Arm one is not run on
+    Vulkan (no VK_ARM_* on the H200)."""
+    import coopdialect.runtime as runtime
+
+    vk = _InterpretedVulkan()
+    real_run = api.run_kernel
+
+    def run_kernel(module, kernel, buffers, grid, *, device="interp", **kw):
+        if device == "cuda":
+            api.compile_to_ptx(module.clone())  # what the CUDA device compiles; refusals surface here
+        return real_run(module, kernel, buffers, grid)
+
+    monkeypatch.setattr(runtime, "open_device", lambda kind: vk)
+    monkeypatch.setattr(api, "run_kernel", run_kernel)
+    assert corpus.main(["--out", str(tmp_path)]) == 0
+    lines = (tmp_path / "glsl_corpus.txt").read_text().splitlines()
+    for name in corpus.CASES:
+        (line,) = [ln for ln in lines if ln.startswith(("[PASS] ", "[FAIL] ", "[SKIP] ")) and f"] {name}:" in ln]
+        if name in NO_PTX:
+            assert line.startswith(f"[SKIP] {name}: no PTX lowering: ") and NO_PTX[name] in line, line
+        else:
+            assert line == f"[PASS] {name}: PTX == model: True; Vulkan == model: True; PTX == Vulkan: True", line
+    assert lines[-1].startswith(f"{len(corpus.CASES) - len(NO_PTX)}/{len(corpus.CASES)} glslang shaders")
+    assert vk.dispatches == len(corpus.CASES) - 1

@@ -149,7 +149,10 @@ def _run(args) -> tuple[list[tuple[str, np.ndarray]], object]:
                                     f"--input {i}=FILE.npy")
         if i not in given:
             elements = int(np.prod([d if d > 0 else 1 for d in a.type.get_shape()], dtype=object))
-            size = elements * numpy_dtype(a.type.element_type).itemsize
+            try:
+                size = elements * numpy_dtype(a.type.element_type).itemsize
+            except ValueError as e:  # a memref of something the interpreter holds no array of
+                raise CoopError(kernel, f"argument {i} ({a.type}): {e}") from None
             if size > MAX_RANDOM_BYTES:
                 raise CoopError(kernel, f"argument {i} ({a.type}) is {size} bytes; coop-run makes "
                                         f"random buffers of at most {MAX_RANDOM_BYTES} bytes "
