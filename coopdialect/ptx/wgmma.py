@@ -30,16 +30,9 @@ LBO, SBO = 128, 256
 DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
 
 
-def _check_warpgroup_uses(op) -> None:
-    """wgmma's operands and accumulators are A, B and C by their Use: an NV matrix has none."""
-    for v in (*op.operands, *op.results):
-        if isinstance(v.type, coop.MatrixType) and v.type.is_nv:
-            raise op_error(op, f"workgroup-scope matrices without a Use (NV) have no wgmma lowering: give "
-                               f"{v.type} a Use")
-
-
 def _check_warpgroup(lw: KernelLowering, op) -> None:
-    _check_warpgroup_uses(op)
+    if (why := fr.missing_use(op)) is not None:
+        raise op_error(op, why)
     size = lw.workgroup_size
     if size is None or size[0] * size[1] * size[2] != 128:
         raise op_error(op, f"workgroup-scope matrices need exactly one warpgroup: "
