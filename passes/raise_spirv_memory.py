@@ -449,9 +449,9 @@ class MemoryLifting:
         if isinstance(v, int):
             return v
         owner = v.owner if isinstance(v, SSAValue) else None
-        if isinstance(owner, spirv.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            return owner.value.value.data
-        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        # a specialization constant counts as its default value, as everywhere in the raising
+        if isinstance(owner, spirv.ConstantOp | spirv_general.SpecConstantOp | arith.ConstantOp) \
+                and isinstance(owner.value, IntegerAttr):
             return owner.value.value.data
         return None
 

@@ -139,6 +139,16 @@ class _Reader:
             raise self.err(f"id {id_} is not an integer constant")
         return self.const_ints[id_]
 
+    def dimension(self, id_: int) -> int:
+        """A cooperative matrix type's Scope/Rows/Columns/Use: an integer constant, or a scalar
+        specialization constant — read as its default value (types here hold literals, so the
+        rewrite has the default where the binary had the specialization constant)."""
+        v = self.values.get(id_)
+        if id_ not in self.const_ints and v is not None and isinstance(v.owner, spirv_general.SpecConstantOp) \
+                and isinstance(v.type, IntegerType) and v.type.width.data == 32:
+            return v.owner.value.value.data
+        return self.const_int(id_)
+
     def enum_name(self, kind: str, value: int) -> str:
         name = enumerant_name(kind, value)
         if name is None:
@@ -377,13 +387,13 @@ class _Reader:
                                  ["|".join(decos.get(k, ())) for k in range(len(a))])
         elif op == "OpTypeCooperativeMatrixKHR":
             self.count(a, 5)
-            t = spirv.CooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
-                                            self.enum_name("Scope", self.const_int(a[1])),
-                                            self.enum_name("CooperativeMatrixUse", self.const_int(a[4])))
+            t = spirv.CooperativeMatrixType(self.dimension(a[2]), self.dimension(a[3]), self.type(a[0]),
+                                            self.enum_name("Scope", self.dimension(a[1])),
+                                            self.enum_name("CooperativeMatrixUse", self.dimension(a[4])))
         elif op == "OpTypeCooperativeMatrixNV":
             self.count(a, 4)
-            t = spirv.NVCooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
-                                              self.enum_name("Scope", self.const_int(a[1])))
+            t = spirv.NVCooperativeMatrixType(self.dimension(a[2]), self.dimension(a[3]), self.type(a[0]),
+                                              self.enum_name("Scope", self.dimension(a[1])))
         elif op == "OpTypeTensorLayoutNV":
             self.count(a, 2)
             t = spirv_nv2.TensorLayoutType(self.const_int(a[0]),
