@@ -88,22 +88,31 @@ class ControlLifting:
         self.var_types[k] = i1
         return k
 
+    # flags are often known (false at a loop's start, true right after a break): the boolean
+    # helpers fold constants so that the IR holds only the tests that can go either way
     def set_flag(self, key: object, cond: SSAValue | None = None) -> None:
         """flag |= cond (cond None: true)."""
-        if cond is None:
-            self.vars[key] = self.const(1, i1)
-        else:
-            self.vars[key] = self.emit(arith.OrIOp(self.var_value(key), cond)).results[0]
+        self.vars[key] = self.const(1, i1) if cond is None else self.or_(self.var_value(key), cond)
+
+    def or_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        ca, cb = _bool(a), _bool(b)
+        if ca is not None or cb is not None:
+            known, other = (ca, b) if ca is not None else (cb, a)
+            return self.const(1, i1) if known else other
+        return self.emit(arith.OrIOp(a, b)).results[0]
 
     def none_set(self, flags) -> SSAValue:
         """i1: no flag of `flags` is set."""
         acc = None
         for f in flags:
             v = self.var_value(f)
-            acc = v if acc is None else self.emit(arith.OrIOp(acc, v)).results[0]
-        return self.emit(arith.XOrIOp(acc, self.const(1, i1))).results[0]
+            acc = v if acc is None else self.or_(acc, v)
+        return self.not_(acc)
 
     def not_(self, v: SSAValue) -> SSAValue:
+        c = _bool(v)
+        if c is not None:
+            return self.const(0 if c else 1, i1)
         return self.emit(arith.XOrIOp(v, self.const(1, i1))).results[0]
 
     # -- regions --------------------------------------------------------------------------------
@@ -368,6 +377,8 @@ class ControlLifting:
     def raise_rest(self, block: Block, stop: Block | None, flags: list[object]) -> list | None:
         """The chain from `block` to `stop` under `scf.if` "none of `flags` set"."""
         live = self.none_set(flags)
+        if _bool(live) is not None:  # known: the rest runs, or never does
+            return self.raise_chain(block, stop) if _bool(live) else None
         blocks = self.region_blocks(block, self.stops(stop) - {block})
         keys, _ = self.carried(blocks, stop)
         keys = self.prune(keys, blocks, [block])
@@ -493,6 +504,15 @@ class ControlLifting:
         if a is b:
             return a
         if isinstance(a, SSAValue) and isinstance(b, SSAValue):
+            c = _bool(cond)
+            if c is not None:
+                return a if c else b
+            if a.type == i1 and _bool(a) is True and _bool(b) is False:
+                return cond
+            if a.type == i1 and _bool(b) is True:  # select(c, a, true) = a or not c
+                return self.or_(a, self.not_(cond))
+            if a.type == i1 and _bool(a) is True:  # select(c, true, b) = c or b
+                return self.or_(cond, b)
             return self.emit(arith.SelectOp(cond, a, b), op).results[0]
         a, b = self.as_composite(a, op), self.as_composite(b, op)
         return Composite(tuple(self.pick(cond, x, y, op) for x, y in zip(a.parts, b.parts)))
@@ -749,6 +769,16 @@ class ControlLifting:
 
     def current_fn(self) -> spirv.FuncOp:
         return self.frame.fn
+
+
+def _bool(v: SSAValue) -> bool | None:
+    """The value of an i1 `arith.constant`, None for anything else."""
+    from xdsl.dialects.builtin import IntegerAttr
+
+    owner = v.owner
+    if v.type == i1 and isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return bool(owner.value.value.data)
+    return None
 
 
 def _only_unclipped_object(v: SSAValue) -> bool:

@@ -560,6 +560,13 @@ class _Kernel(MemoryLifting, ControlLifting):
         return arith.ExtSIOp(v, rt) if name == "OpSConvert" else arith.ExtUIOp(v, rt)
 
     def builtin(self, name: str, component: int, op: Operation) -> SSAValue:
+        if name == "LocalInvocationIndex":  # z·X·Y + y·X + x (SPIR-V 3.21 BuiltIn)
+            x, y, _ = self.workgroup_size()
+            ids = [self.builtin("LocalInvocationId", c, op) for c in range(3)]
+            zy = self.emit(arith.AddiOp(self.emit(arith.MuliOp(ids[2], self.const(y, i32))).results[0],
+                                        ids[1])).results[0]
+            zyx = self.emit(arith.MuliOp(zy, self.const(x, i32))).results[0]
+            return self.emit(arith.AddiOp(zyx, ids[0]), op).results[0]
         if name in _BUILTIN_IDS:
             r = self.emit(_BUILTIN_IDS[name](["x", "y", "z"][component]), op).results[0]
         elif name in _BUILTIN_SCALARS:

@@ -410,3 +410,61 @@ def test_corrupt_corpus_binaries_raise_or_refuse_with_one_line():
                 assert "\n" not in line and "internal error" not in line, line
                 assert re.match(rf"{name}\.spv:0:\d+: error: ", line), line
     assert counts["read"] > 0 and counts["raised"] > 0, counts
+
+
+UNIFORM_AND_MIXED = """#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) readonly buffer A { float16_t a[]; };
+layout(set = 0, binding = 1) writeonly buffer C { float c[]; };
+layout(set = 0, binding = 2) uniform Sizes { uint n; float scale; } sz;
+layout(set = 0, binding = 3) buffer S { uint count; float vals[]; } st;
+void main() {
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ma;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> mb;
+    coopMatLoad(ma, a, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(mb, a, 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc =
+        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+    uint i = 0;
+    while (true) {
+        acc = coopMatMulAdd(ma, mb, acc);
+        i++;
+        if (i >= sz.n) break;
+    }
+    acc = acc * (sz.scale + st.vals[gl_LocalInvocationIndex / 32]);
+    coopMatStore(acc, c, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    st.count = i;
+}
+"""
+
+
+def test_uniform_block_mixed_block_and_while_true(tmp_path):
+    """A uniform block (a memref, like a storage buffer), a storage block of a uint and a float
+    array (one memref per member: a memref has one element type), `while (true) { ... break; }`
+    (an scf.while whose condition is the break's), gl_LocalInvocationIndex."""
+    src = tmp_path / "u.comp"
+    src.write_text(UNIFORM_AND_MIXED)
+    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o",
+                        str(tmp_path / "u.spv"), str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+    data = (tmp_path / "u.spv").read_bytes()
+    assert spirv_val_verdict(data, tmp_path) is None and reader_verdict(data) is None
+    module, kernel = corpus.raised_kernel(data, "u")
+    from xdsl.dialects import func
+
+    (fn,) = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
+    assert [str(t) for t in fn.function_type.inputs] == [
+        "memref<?xf16>", "memref<?xf32>", "memref<?xi32>", "memref<?xf32>", "memref<?xi32>", "memref<?xf32>"]
+    assert "scf.while" in str(module)
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 4, 512).astype(np.float16)
+    c = np.zeros(256, np.float32)
+    sizes_n, sizes_scale = np.array([3], np.int32), np.array([0.5], np.float32)
+    count, vals = np.zeros(1, np.int32), np.array([1.5, 7.0], np.float32)
+    api.run_kernel(module, kernel, [a, c, sizes_n, sizes_scale, count, vals], (1, 1, 1))
+    want = 3 * (a[:256].reshape(16, 16).astype(np.float64) @ a[256:].reshape(16, 16).astype(np.float64)) * 2.0
+    np.testing.assert_array_equal(c.reshape(16, 16), want)
+    assert count[0] == 3
