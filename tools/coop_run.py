@@ -7,8 +7,9 @@
 Each memref argument gets the array from `--input I=FILE.npy` (I = argument index or name), or
 random data of the memref's shape and element type (small integers, so that float results are
 exact; `--seed` picks them); a scalar argument takes `--input I=NUMBER`. A `.spv` FILE is a SPIR-V
-binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
-buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars.
+binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage and
+uniform buffers become `memref<?xT>` arguments in (set, binding) order — a block whose members
+differ in scalar type one per member — (give them with --input) and its push constants scalars.
 The kernel (default: the only func.func with a
 `coop.workgroup_size`) runs over the grid (subgroups of `--subgroup-size`, default 32) on
 `--device` (default interp): the module is compiled with `--pipeline` (coop-opt syntax) followed
