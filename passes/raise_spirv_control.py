@@ -3,7 +3,10 @@ Control Flow") as `scf`, and OpFunctionCall inlined. A mixin of the lifter in
 `raise_spirv_to_coop`.
 
 * A selection (OpSelectionMerge + OpBranchConditional) becomes `scf.if`: the merge block's
-  OpPhis and the variables either side stores are its results.
+  OpPhis and the variables either side stores (and something reads later) are its results. When
+  both sides only compute scalars (`speculatable`: no memory but variables and push constants,
+  no division, no matrix), both run and `arith.select` picks: glslang's `a || b`, `c ? x : y`
+  and small `if`s in combine / per-element functions, whose conditions differ per element.
 * A loop (OpLoopMerge) in glslang's counted form — the header compares a variable `k` with a
   value fixed during the loop (`k < n`, signed or unsigned), the continue block only adds a
   positive constant to `k`, the body neither stores `k` nor leaves early, and `k` is not read

@@ -208,6 +208,9 @@ STORAGE_EDITS = {
     "no_push_constant_8bit": (lambda t: t.replace("OpCapability StoragePushConstant8\n", ""), False),
     "no_uniform_8bit": (lambda t: t.replace("OpCapability UniformAndStorageBuffer8BitAccess\n", ""), False),
     "no_uniform_16bit": (lambda t: t.replace("OpCapability UniformAndStorageBuffer16BitAccess\n", ""), False),
+    # UniformAndStorageBuffer8BitAccess implies StorageBuffer8BitAccess (the grammar's
+    # `capabilities` field of the capability)
+    "storage_8bit_implied": (lambda t: t.replace("OpCapability StorageBuffer8BitAccess\n", ""), True),
     "int8_instead_of_push_constant_8bit": (
         lambda t: t.replace("OpCapability StoragePushConstant8\n", "OpCapability Int8\n"), True),
     "float16_instead_of_push_constant_16bit": (
