@@ -8,9 +8,10 @@ Each memref argument gets the array from `--input I=FILE.npy` (I = argument inde
 random data of the memref's shape and element type (small integers, so that float results are
 exact; `--seed` picks them; drawn in chunks, so a benchmark's 8192x8192 operands need no
 --input; only buffers larger than half the machine's memory are refused); a scalar argument takes
-`--input I=NUMBER`. A `.spv` FILE is a SPIR-V
-binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
-buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars.
+`--input I=NUMBER`. A `.spv` FILE is a SPIR-V binary (glslang's output, say): it is read and
+lifted by `raise-spirv-to-coop`, its storage and uniform buffers become `memref<?xT>` arguments in
+(set, binding) order — a block whose members differ in scalar type one per member — (give them
+with --input) and its push constants scalars.
 The kernel (default: the only func.func with a
 `coop.workgroup_size`) runs over the grid (subgroups of `--subgroup-size`, default 32) on
 `--device` (default interp): the module is compiled with `--pipeline` (coop-opt syntax) followed
@@ -183,7 +184,10 @@ def _run(args, saved: Saver | None) -> tuple[list[tuple[str, np.ndarray]], objec
             raise CoopError(kernel, f"argument {i} ({a.type}) has a dynamic size: give it with "
                                     f"--input {i}=FILE.npy")
         elements = int(np.prod(_random_shape(a.type), dtype=object))
-        random_bytes += elements * numpy_dtype(a.type.element_type).itemsize
+        try:
+            random_bytes += elements * numpy_dtype(a.type.element_type).itemsize
+        except ValueError as e:  # a memref of something the interpreter holds no array of
+            raise CoopError(kernel, f"argument {i} ({a.type}): {e}") from None
     memory = _memory_bytes()
     if memory is not None and random_bytes > memory // 2:
         raise CoopError(kernel, f"the random buffers take {random_bytes} bytes, more than half "

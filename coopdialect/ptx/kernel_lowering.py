@@ -6,8 +6,9 @@ value map and emission helpers every rule shares. The rule modules import it; th
 The kernel convention (DESIGN.md): memref arguments are global buffers, read from `.param .u64`
 pointers; `index` is 64-bit (`.b64` registers, `.s64`/`.u64` arithmetic); `gpu` ids read
 `%ctaid`/`%tid`/`%laneid`; `scf.for` becomes a header block with a `setp`/`@p bra` exit test and
-a back edge whose block arguments carry the iteration values. A subgroup-scope coop matrix is a
-list of per-lane fragment registers (`coopdialect.ptx.fragments`); the coop-op rules live in
+a back edge whose block arguments carry the iteration values (`scf.while` likewise, its `before`
+region in the header); an i1 is a predicate register (and/or/xor.pred). A subgroup-scope coop
+matrix is a list of per-lane fragment registers (`coopdialect.ptx.fragments`); the coop-op rules live in
 `coop_rules.py`, the workgroup-scope (wgmma) rules in `wgmma.py`, the rules of `func`, `arith`,
 `scf` and `gpu` in `scalar_rules.py`.
 
@@ -198,11 +199,11 @@ def rule(*classes: type[Operation]):
 class LoopFrame:
     """An `scf.for` being lowered: its header block, induction variable and step per trip, and
     the registers beyond the loop's own values that its back edge passes (`open_loop`'s
-    `extra`), read when the yield is lowered."""
+    `extra`), read when the yield is lowered. An `scf.while` has no induction variable (None)."""
 
     header: Block
-    iv: SSAValue
-    step: Scalar
+    iv: SSAValue | None
+    step: Scalar | None
     extra: Callable[[], list[SSAValue]] = list
 
 

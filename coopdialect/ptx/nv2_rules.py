@@ -61,8 +61,8 @@ from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
 def _memref_address(lw: KernelLowering, op, buf: Buf, indices) -> tuple[SSAValue, int]:
     t = buf.ty
     shape = t.get_shape()
-    if any(d < 0 for d in shape):
-        raise op_error(op, "a memref of dynamic shape has no PTX lowering")
+    if any(d < 0 for d in shape[1:]):  # the outermost size never enters the address
+        raise op_error(op, "a memref of dynamic inner dimensions has no PTX lowering")
     es = width(t.element_type) // 8
     ar = Arith(lw)
     lin = af.const(0)
