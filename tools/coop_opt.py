@@ -30,7 +30,7 @@ from coopdialect.context import dialect_factories
 from coopdialect.errors import CoopError, CoopWarning
 from coopdialect.diagnostics import LocatingParser, decode_source, format_error, verify_with_locations
 from coopdialect.passes import get_all_passes
-from coopdialect.pipeline import LocatedPipeline, spec_error_message
+from coopdialect.pipeline import parse_pipeline, spec_error_message
 from coopdialect.tools.output_files import write_file
 
 
@@ -150,8 +150,6 @@ class CoopOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def setup_pipeline(self):
-        super().setup_pipeline()
-
         # xDSL's callback verifies without locations; this one reports the failing op's location.
         # It runs before the first pass, between passes and after the last one; the verification
         # after the last pass also stands for the emitter's (see `emit`).
@@ -161,8 +159,9 @@ class CoopOptMain(xDSLOptMain):
             if previous is not None and next_pass is not None and self.args.print_between_passes:
                 print(f"IR after {previous.name}:\n{module}\n")
 
-        # LocatedPipeline: whatever a pass raises reaches the user as one CoopError line
-        self.pipeline = LocatedPipeline(self.pipeline.passes, callback)
+        # LocatedPipeline: whatever a pass raises reaches the user as one CoopError line; the
+        # spec's errors name the pass and option (coopdialect.pipeline.parse_pipeline)
+        self.pipeline = parse_pipeline(self.args.passes, callback, self.available_passes)
 
     def emit(self, prog: ModuleOp) -> str | bytes:
         """The output of the selected target for one module: text, or bytes for binary targets."""
@@ -264,7 +263,10 @@ def main(argv: list[str] | None = None) -> None:
     warnings.showwarning = _show_warning
     try:
         main_ = CoopOptMain(description="coopdialect modular optimizer", args=argv)
-    except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # -p and its options
+    except CoopError as e:  # -p and its options (located at <command line>)
+        print(str(e).splitlines()[0], file=sys.stderr)
+        sys.exit(1)
+    except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # other arguments
         print(f"<command line>: error: {spec_error_message(e)}", file=sys.stderr)
         sys.exit(1)
     if main_.args.output_file == "":

@@ -14,7 +14,9 @@ NAME=VALUE` (NAME its SSA name without `%`, or its index; an integer, decimal or
 i32/i64/index, within the type's range; a number for f32/f16); `--input I=NUMBER` (or a 0-d
 .npy) does the same. A `.spv` FILE is a SPIR-V
 binary (glslang's output, say): it is read and lifted by `raise-spirv-to-coop`, its storage
-buffers become `memref<?xT>` arguments (give them with --input) and its push constants scalars.
+and uniform buffers become `memref<?xT>` arguments in (set, binding) order — a block whose
+members differ in scalar type one per member — (give them with --input) and its push constants
+scalars.
 The kernel (default: the only func.func with a
 `coop.workgroup_size`) runs over the grid (`--grid`, or the grid the kernel declares with
 `coop.grid`, from its scalar arguments; subgroups of `--subgroup-size`, default 32) on
@@ -254,7 +256,10 @@ def _run(args, saved: Saver | None) -> tuple[list[tuple[str, np.ndarray]], objec
                          f"{names[i]}=FILE.npy")
         shapes.setdefault(i, tuple(a.type.get_shape()))
         elements = int(np.prod(shapes[i], dtype=object))
-        random_bytes += elements * numpy_dtype(a.type.element_type).itemsize
+        try:
+            random_bytes += elements * numpy_dtype(a.type.element_type).itemsize
+        except ValueError as e:  # a memref of something the interpreter holds no array of
+            raise CoopError(kernel, f"argument {i} ({a.type}): {e}") from None
     memory = _memory_bytes()
     if memory is not None and random_bytes > memory // 2:
         raise CoopError(kernel, f"the random buffers take {random_bytes} bytes, more than half "

@@ -8,8 +8,9 @@ pointers (any shape, `?` included); scalar arguments are `.param`s of their type
 (`SCALAR_PARAM_TYPES`: i32 `.u32`, i64 and index `.u64`, f32 `.f32`, f16 `.b16`), read once at
 entry; the parameters are in argument order; `index` is 64-bit (`.b64` registers, `.s64`/`.u64` arithmetic); `gpu` ids read
 `%ctaid`/`%tid`/`%laneid`; `scf.for` becomes a header block with a `setp`/`@p bra` exit test and
-a back edge whose block arguments carry the iteration values. A subgroup-scope coop matrix is a
-list of per-lane fragment registers (`coopdialect.ptx.fragments`); the coop-op rules live in
+a back edge whose block arguments carry the iteration values (`scf.while` likewise, its `before`
+region in the header); an i1 is a predicate register (and/or/xor.pred). A subgroup-scope coop
+matrix is a list of per-lane fragment registers (`coopdialect.ptx.fragments`); the coop-op rules live in
 `coop_rules.py`, the workgroup-scope (wgmma) rules in `wgmma.py`, the rules of `func`, `arith`,
 `scf` and `gpu` in `scalar_rules.py`.
 
@@ -217,11 +218,11 @@ def rule(*classes: type[Operation]):
 class LoopFrame:
     """An `scf.for` being lowered: its header block, induction variable and step per trip, and
     the registers beyond the loop's own values that its back edge passes (`open_loop`'s
-    `extra`), read when the yield is lowered."""
+    `extra`), read when the yield is lowered. An `scf.while` has no induction variable (None)."""
 
     header: Block
-    iv: SSAValue
-    step: Scalar
+    iv: SSAValue | None
+    step: Scalar | None
     extra: Callable[[], list[SSAValue]] = list
 
 

@@ -60,6 +60,8 @@ class StagedTile:
 
 
 def _threads(lw: KernelLowering, op) -> int:
+    if (why := fr.missing_use(op)) is not None:
+        raise op_error(op, why)
     size = lw.workgroup_size
     n = size[0] * size[1] * size[2] if size else 0
     if n == 0 or n % 128:

@@ -32,6 +32,8 @@ DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
 
 
 def check_warpgroup(lw: KernelLowering, op) -> None:
+    if (why := fr.missing_use(op)) is not None:
+        raise op_error(op, why)
     size = lw.workgroup_size
     if size is None or size[0] * size[1] * size[2] != 128:
         raise op_error(op, f"workgroup-scope matrices need exactly one warpgroup: "
