@@ -81,18 +81,38 @@ class GemmConfig:
                              "persistent (its grid has a z dimension)")
 
 
-def pick_config(m: int, n: int, k: int, configs: list[GemmConfig], multiprocessors: int = 132
-                ) -> GemmConfig:
-    """The default rule: the config with the most work per tile among those whose tile count
-    fills the device's multiprocessors at least once, else the one with the most tiles (small
-    problems: narrow tiles spread the operand traffic over more multiprocessors)."""
-    def tiles(c: GemmConfig) -> int:
-        return -(-m // c.bm) * -(-n // c.bn)
+def pick_config(m: int, n: int, k: int, configs: list[GemmConfig], multiprocessors: int = 132,
+                tuned: list[dict] | None = None) -> GemmConfig:
+    """The config for an m x n x k product.
 
-    full = [c for c in configs if tiles(c) >= multiprocessors]
+    With `tuned` (a target description's `gemm_tuned` table: entries `{"m", "n", "k",
+    "config"}` naming the fastest config measured at that shape, written by `coop-tune`), the
+    winner at the nearest tuned shape (distance: the sum of |log2| ratios of m, n and k) among
+    `configs`. Otherwise a rule: the config with the most work per tile among those whose tile
+    count fills the multiprocessors at least once; when none does, split-K configs when K is
+    long against the tiles (K >= 8 * (m + n)), then the config with the most tiles."""
+    import math
+
+    by_name = {c.name: c for c in configs}
+    if tuned:
+        def dist(e: dict) -> float:
+            return sum(abs(math.log2(max(1, a)) - math.log2(max(1, e[key])))
+                       for a, key in ((m, "m"), (n, "n"), (k, "k")))
+        usable = [e for e in tuned if e.get("config") in by_name]
+        if usable:
+            return by_name[min(usable, key=dist)["config"]]
+
+    def tiles(c: GemmConfig) -> int:
+        return -(-m // c.bm) * -(-n // c.bn) * (c.splits(k)[0] if c.split_k > 1 else 1)
+
+    plain = [c for c in configs if c.split_k == 1]
+    full = [c for c in plain if tiles(c) >= multiprocessors]
     if full:
         return max(full, key=lambda c: (c.bm * c.bn, c.persistent, c.stages))
-    return max(configs, key=lambda c: (tiles(c), -c.bm * c.bn, c.stages))
+    split = [c for c in configs if c.split_k > 1]
+    if split and k >= 8 * (m + n):
+        return max(split, key=lambda c: (min(tiles(c), multiprocessors), -c.bm * c.bn))
+    return max(plain or configs, key=lambda c: (tiles(c), -c.bm * c.bn, c.stages))
 
 
 def gemm_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(), epilogue: str = "none",
@@ -331,3 +351,24 @@ _GELU = [
     "  func.return %y : f32",
     "}",
 ]
+
+
+def gemm_launches(names: list[str], config: GemmConfig, a: int, bt: int, d: int, m: int, n: int,
+                  k: int, bias: int | None = None, workspace=None) -> list[tuple]:
+    """The launches `(kernel name, arguments, grid)` of one product D = A @ Bt^T [+ bias] by the
+    kernels `names` that `gemm_ir` / `splitk_ir` wrote for `config` (a, bt, d, bias: buffer
+    handles, e.g. device addresses): one launch, or for split-K the partial products into
+    `workspace(bytes)` (a callable returning a buffer of that many bytes) and their reduction.
+    Raises ValueError when a split-K config has no `workspace`."""
+    extra = [bias] if bias is not None else []
+    if config.split_k == 1:
+        grid = (-(-n // config.bn), -(-m // config.bm), 1)
+        return [(names[0], [a, bt, d, *extra, m, n, k], grid)]
+    if workspace is None:
+        raise ValueError("a split-K product needs a workspace (S x M x N f32)")
+    splits, kc = config.splits(k)
+    w = workspace(splits * m * n * 4)
+    part, red = sorted(names, key=lambda x: x.endswith("_reduce"))
+    return [(part, [a, bt, w, m, n, k, splits, kc],
+             (-(-n // config.bn), -(-m // config.bm), splits)),
+            (red, [w, d, *extra, m, n, splits], (-(-n // 256), -(-m // 64), 1))]

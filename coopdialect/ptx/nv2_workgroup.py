@@ -80,7 +80,9 @@ def _warpgroup(lw: KernelLowering, n: int) -> Aff:
     return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
 
 
-def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
+def _check_acc(lw: KernelLowering, op, t: coop.MatrixType, mma: bool = False) -> int:
+    """Threads of the workgroup; CoopError unless `t` is an accumulator this layout holds (one
+    element per register: f32 for a wgmma product (`mma`), any 8- to 32-bit type otherwise)."""
     n = _threads(lw, op)
     wgs = n // 128
     if t.use_value != Use.MatrixAcc or t.rows != 64 * wgs or t.columns % 8 or \
@@ -88,8 +90,12 @@ def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
         raise op_error(op, f"workgroup-scope {t.use_value.value if t.use_value else 'NV'} "
                            f"{t.rows}x{t.columns} with {wgs} warpgroup(s): the accumulator must "
                            f"be {64 * wgs}xN (64 rows per warpgroup, N = 8..256, multiple of 8)")
-    if not isinstance(t.element_type, Float32Type):
-        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: only f32 is lowered")
+    if mma and not isinstance(t.element_type, Float32Type):
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: wgmma products "
+                           "accumulate in f32")
+    if coop.bit_width(t.element_type) > 32:
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: 8- to 32-bit elements "
+                           "are lowered")
     return n
 
 
@@ -342,8 +348,8 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     if not (isinstance(a, StagedTile) and isinstance(b, StagedTile)):
         raise op_error(op, "workgroup-scope A and B must both come from coop.load_tensor")
     ta, tb, tc = op.a.type, op.b.type, op.c.type
-    n = _check_acc(lw, op, tc)
-    _check_acc(lw, op, op.result.type)
+    n = _check_acc(lw, op, tc, mma=True)
+    _check_acc(lw, op, op.result.type, mma=True)
     if type(ta.element_type) is not type(tb.element_type):
         raise op_error(op, "wgmma needs A and B of the same type")
     if op.operand_flags:

@@ -1,11 +1,13 @@
 """The consumers' epilogue in a staged kernel (`pipelined.py`): tensor-addressed stores of the
 accumulator tile.
 
-`coop.store_tensor` of a Workgroup-scope accumulator through a plain 2-D box layout (block size
-1, innermost stride 1, span = the matrix, no view; clamp mode Constant or Undefined) takes one
-of two paths, chosen once per tile by a uniform test:
+`coop.store_tensor` of a Workgroup-scope accumulator through a plain box layout (block size 1,
+innermost stride 1, span = the matrix — or (1, ..., 1, rows, cols), one slice of a tensor of
+more dimensions —, no view; clamp mode Constant or Undefined) takes one of two paths, chosen
+once per tile by a uniform test:
 
-* the tile lies inside the tensor (its rows and columns below layoutDimension) and the pairs of
+* the tile lies inside the tensor (its rows and columns below layoutDimension, the leading
+  coordinates of a slice of a higher-dimensional tensor inside theirs) and the pairs of
   adjacent columns a thread holds are aligned for one store (row stride and base address even
   in elements): each thread computes one address per accumulator row it holds and stores each
   register pair with an immediate offset (`st.global.b32` of two packed 16-bit elements,
@@ -33,12 +35,14 @@ from coopdialect.ptx.tensor_rules import LayoutV, store_elements
 
 
 def _plain_box(layout: LayoutV, rows: int, cols: int) -> bool:
-    """A 2-D layout whose element (r, c) of a rows x cols matrix is offset + (r, c) at
-    row stride stride[0]: block sizes 1, innermost stride 1, span = (rows, cols)."""
+    """A layout whose element (r, c) of a rows x cols matrix is at tensor coordinate offset +
+    (0, ..., 0, r, c): block sizes 1, innermost stride 1, span = (1, ..., 1, rows, cols) (a
+    2-D box, or one slice of a higher-dimensional tensor)."""
     consts = lambda xs: tuple(x.const if x.is_const else None for x in xs)  # noqa: E731
-    return (len(layout.dimension) == 2 and consts(layout.block_size) == (1, 1)
-            and consts(layout.span) == (rows, cols) and layout.stride[1].is_const
-            and layout.stride[1].const == 1
+    d = len(layout.dimension)
+    return (d >= 2 and consts(layout.block_size) == (1,) * d
+            and consts(layout.span) == (1,) * (d - 2) + (rows, cols) and layout.stride[-1].is_const
+            and layout.stride[-1].const == 1
             and layout.mode in (ClampMode.Constant, ClampMode.Undefined))
 
 
@@ -55,16 +59,23 @@ def _c_store_tensor(lw: RoleLowering, op: nv2.StoreTensorOp) -> None:
     regs = list(lw.vmap[op.object].regs)
     es = width(t.element_type) // 8
     ar = Arith(lw)
-    r0, c0 = layout.offset
-    stride = layout.stride[0]
+    *lead, r0, c0 = layout.offset
+    stride = layout.stride[-2]
+    # the slice's leading coordinates: in bounds, and their part of every element's index
+    lead_ok: object = True
+    base = af.const(0)
+    for x, n, st in zip(lead, layout.dimension, layout.stride):
+        lead_ok = ar.and_(lead_ok, ar.and_(ar.ge(x, af.const(0)), ar.lt(x, n)))
+        base = af.add(base, ar.mul(x, st))
     lw.comment(f"{op.name} {t.rows}x{t.columns} accumulator tile: whole-tile stores when it is "
                "inside the tensor and pair-aligned, else element by element")
     inside = ar.and_(ar.and_(ar.ge(r0, af.const(0)), ar.ge(c0, af.const(0))),
-                     ar.and_(ar.ge(layout.dimension[0], af.add(r0, af.const(t.rows))),
-                             ar.ge(layout.dimension[1], af.add(c0, af.const(t.columns)))))
+                     ar.and_(ar.ge(layout.dimension[-2], af.add(r0, af.const(t.rows))),
+                             ar.ge(layout.dimension[-1], af.add(c0, af.const(t.columns)))))
+    inside = ar.and_(inside, lead_ok)
     # pairs (2k, 2k+1) of a row are one aligned access when the row stride, the column origin
     # and the base address are even in elements
-    odd = lw.inst(ptx.OrOp, ".b64", [ar.reg(stride), ar.reg(c0)], "b64")
+    odd = lw.inst(ptx.OrOp, ".b64", [ar.reg(stride), ar.reg(af.add(c0, base))], "b64")
     odd = lw.inst(ptx.MulOp, ".lo.s64", [odd, lw.imm("b64", str(es))], "b64")
     odd = lw.inst(ptx.OrOp, ".b64", [odd, buf.base], "b64")
     odd = lw.inst(ptx.AndOp, ".b64", [odd, lw.imm("b64", str(2 * es - 1))], "b64")
@@ -72,7 +83,7 @@ def _c_store_tensor(lw: RoleLowering, op: nv2.StoreTensorOp) -> None:
     fast = ar.and_(inside, aligned)
 
     join = lw.when(fast)
-    _whole_tile(lw, t, op, buf, regs, r0, c0, stride, es)
+    _whole_tile(lw, t, op, buf, regs, r0, af.add(c0, base), stride, es)
     lw.join(join)
     join = lw.when(fast, negate=True)
     store_elements(lw, op, buf, layout, None, lw.workgroup_acc_positions(op, t), t.columns, regs)

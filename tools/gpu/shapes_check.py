@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 
 SHAPES = [(1, 8, 8), (77, 130, 72), (128, 256, 64), (129, 257, 65), (255, 511, 200),
-          (1000, 1000, 1000), (64, 4096, 4096), (300, 1, 9)]
+          (1000, 1000, 1000), (64, 4096, 4096), (300, 1, 9), (4095, 333, 4095), (3, 5, 7)]
 
 
 def main() -> int:
@@ -26,35 +25,36 @@ def main() -> int:
     a = ap.parse_args()
     import torch
 
+    from coopdialect.kernels.gemm import GemmConfig, gemm_launches
     from coopdialect.runtime.cuda import CudaDevice
+    from coopdialect.tools.coop_tune import Workspaces
 
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = CudaDevice()
+    ws = Workspaces()
     lines, failed = [], 0
     for k in json.load(open(os.path.join(a.dir, "kernels.json"))):
         stem = os.path.join(a.dir, k["stem"])
         prog = dev.load(open(stem + ".ptx").read(), json.load(open(stem + ".json")))
         tdt = torch.float16 if k["dtype"] == "f16" else torch.bfloat16
-        cfg = k["config"]
+        cfg = GemmConfig(**k["config"])
         for (m, n, kk) in SHAPES:
-            if kk * 2 % 16:  # a tensor map's row stride is a multiple of 16 bytes
-                continue
             g = torch.Generator(device="cuda").manual_seed(m + 3 * n + 7 * kk)
             a_ = torch.randint(-2, 3, (m, kk), device="cuda", generator=g).to(tdt)
             bt = torch.randint(-2, 3, (n, kk), device="cuda", generator=g).to(tdt)
             d = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
-            args = [a_.data_ptr(), bt.data_ptr(), d.data_ptr()]
             ref = a_.float() @ bt.float().T
+            bias = None
             if k["epilogue"] != "none":
                 bias = torch.randint(-2, 3, (n,), device="cuda", generator=g).to(tdt)
-                args.append(bias.data_ptr())
                 ref = ref + bias.float()
                 if k["epilogue"] == "bias_gelu":
                     ref = torch.nn.functional.gelu(ref.double()).float()
-            args += [m, n, kk]
-            grid = (math.ceil(n / cfg["bn"]), math.ceil(m / cfg["bm"]), 1)
             try:
-                dev.launch(prog, k["kernel"], args, grid)
+                for name, args, grid in gemm_launches(
+                        k["kernels"], cfg, a_.data_ptr(), bt.data_ptr(), d.data_ptr(), m, n, kk,
+                        bias=None if bias is None else bias.data_ptr(), workspace=ws):
+                    dev.launch(prog, name, args, grid)
                 torch.cuda.synchronize()
             except Exception as e:  # noqa: BLE001 - one line per failing case
                 failed += 1
