@@ -433,7 +433,7 @@ def test_target_path_without_quotes(tmp_path, capsys):
 
 @pytest.mark.parametrize("spec,message", [
     ("pipeline-coop-loads{stages=two}", "pass 'pipeline-coop-loads': option 'stages' takes an integer, got 'two'"),
-    ("pipeline-coop-loads{stagez=3}", "pass 'pipeline-coop-loads' has no option 'stagez' (its options: stages)"),
+    ("pipeline-coop-loads{stagez=3}", "pass 'pipeline-coop-loads' has no option 'stagez' (its options: stages, strict)"),
     ("convert-coop-to-spirv{flavor=3}", "pass 'convert-coop-to-spirv': option 'flavor' takes"),
     ("no-such-pass", "no pass named 'no-such-pass'"),
 ])
