@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 
 from coopdialect.kernels.gemm import GemmConfig, gemm_ir, gemm_launches, splitk_ir
 
@@ -104,10 +103,7 @@ def run(root: str, shapes, target: str, out: str) -> dict:
     import torch
 
     from coopdialect.runtime.cuda import CudaDevice
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(here, "gpu"))
-    from gpu_check_common import interleaved_medians
+    from coopdialect.runtime.timing import interleaved_medians
 
     dev = CudaDevice()
     progs = {c: v for (dt, epi, c), v in load(dev, root).items() if dt == "f16" and epi == "none"}
