@@ -3,7 +3,7 @@
 
 ```sh
 python benchmarks/bench_ptx.py build .ptxbench                  # here: compile + expected outputs
-python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (carry .ptxbench, .whl)
+python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (docs/gpu.md), with .ptxbench
 ```
 
 `build` writes, per case, the IR (`examples/gemm_f16_wg.mlir`, `gemm_bf16_wg.mlir` and

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+# the alternating-rounds protocol lives in the runtime (coop-tune times configurations with it)
+from coopdialect.runtime.timing import interleaved_medians  # noqa: F401  (re-exported)
+
 
 def median_seconds(f: Callable[[], object], reps: int = 20, warm: int = 5) -> float:
     """Median seconds of one call of `f` (a torch/CUDA launch), each timed alone between two
@@ -31,21 +34,6 @@ def median_seconds(f: Callable[[], object], reps: int = 20, warm: int = 5) -> fl
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
     return statistics.median(times)
-
-
-def interleaved_medians(timers: dict[str, Callable[[int], float]], rounds: int = 5,
-                        reps: int = 10) -> dict[str, float]:
-    """The median, over `rounds` alternating rounds, of each timer's result: a timer maps a
-    launch count to the median time of that many launches (any unit). The H200 slows as it
-    heats (the same kernel measured 1.09 and 1.22 ms minutes apart), so the kernels of one
-    comparison take turns and sample the same moments instead of running one after another."""
-    import statistics
-
-    per: dict[str, list[float]] = {k: [] for k in timers}
-    for _ in range(rounds):
-        for k, t in timers.items():
-            per[k].append(t(reps))
-    return {k: statistics.median(v) for k, v in per.items()}
 
 
 def sustained_medians(timers: dict[str, Callable[[int], float]], seconds: float = 2.5,

@@ -1,9 +1,9 @@
-"""Vulkan GEMM benchmark (issue 12): the example IR compiled by coop-opt, run through Vulkan on
+"""Vulkan GEMM benchmark: the example IR compiled by coop-opt, run through Vulkan on
 the GPU, checked, and timed against torch in the same process.
 
 ```sh
 python benchmarks/vk_gemm_bench.py build build/vkbench              # here: coop-opt + interpreter
-python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT   # on the H200 (carry build/vkbench, .gl)
+python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT   # on the GPU (docs/gpu.md), with build/vkbench
 ```
 
 `build` takes each dtype's example forms (EXAMPLES: the coopmat2 workgroup form

@@ -1,9 +1,10 @@
-"""Which Vulkan GEMM structure does the NVIDIA driver make fastest? A sweep of GEMM structures.
+"""Which Vulkan GEMM structure does the NVIDIA driver make fastest? (the experiments behind
+convert-coop-to-spirv's staged form)
 
     python benchmarks/vk_gemm_sweep.py build build/vksweep     # here: variants -> .spv + manifest
     python3 build/vksweep/vk_gemm_sweep.py run build/vksweep --out $OUT   # on the GPU, from the
                                                                            # repository root
-    (the run needs the .gl loader debs unpacked first and coopdialect installed: its
+    (the run needs a Vulkan-ready GPU machine, docs/gpu.md, and coopdialect installed: its
     runtime.vulkan_ctypes runs the modules; `build --only REGEX` builds a subset)
 
 C[M,N] = A[M,K] · B[K,N], A and B row-major, M = N = K = S. Variants:
@@ -48,7 +49,7 @@ import time
 from dataclasses import asdict, dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SMEM_LIMIT = 49152  # VkPhysicalDeviceLimits::maxComputeSharedMemorySize on the H200 (h200.md)
+SMEM_LIMIT = 49152  # VkPhysicalDeviceLimits::maxComputeSharedMemorySize on the H200 (docs/vulkan.md)
 SIZES = (4096, 8192)
 
 

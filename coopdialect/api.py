@@ -6,6 +6,7 @@
     ptx = api.compile_to_ptx(api.parse_file(...))      # PTX text for sm_90a
     api.run_kernel(module, "gemm_f16", [A, B, C], grid=(2, 2, 1))   # numpy, in place
     api.run_kernel(module, "gemm_f16", [A, B, C], (2, 2, 1), device="cuda", check=True)
+    api.run_kernel(dyn, "gemm_dynamic", [A, B, C, M, N, K])      # scalars; the declared grid
     kernels = api.read_spirv(open("shader.spv", "rb").read(), raise_to_coop=True)  # glslang's output
 
 Errors (docs/diagnostics.md), the same for every function:
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import ParseError
 
@@ -133,8 +134,8 @@ MAX_INTERPRETED_WORKGROUPS = 1 << 16
 def run_kernel(
     module: ModuleOp,
     kernel: str,
-    buffers: Sequence[np.ndarray],
-    grid: tuple[int, int, int],
+    args: Sequence[np.ndarray | int | float | np.generic],
+    grid: tuple[int, int, int] | None = None,
     subgroup_size: int = 32,
     *,
     device: str = "interp",
@@ -143,55 +144,75 @@ def run_kernel(
     bench: int = 0,
     flops: float | None = None,
 ):
-    """Run `kernel` over `grid` workgroups; `buffers` (one per kernel argument, numpy arrays of
-    the memref's shape and dtype) are updated in place.
+    """Run `kernel` over `grid` workgroups; the arrays among `args` are updated in place.
 
-    `grid`: three positive ints (x, y, z), at most MAX_INTERPRETED_WORKGROUPS workgroups in all
-    for the interpreter; `subgroup_size`: a power of two from 1 to 128. `device`: "interp" (the
-    interpreter, default), "cuda" or "vulkan" (coopdialect.runtime: compile with `pipeline` + the
-    device's conversion, upload, launch, download). `check` compares every buffer with the
-    interpreter's on the same inputs, `bench` times that many launches. Returns None for a plain
-    interpreter run, else a `coopdialect.runtime.RunReport` (`.verdicts`, `.times`, `.lines()`).
+    `args`: one per kernel argument, in order: a numpy array of the memref's dtype and shape
+    (any size along a `?` dimension) for a memref argument; a Python or numpy number for a
+    scalar argument (an integer within the type's range for i32/i64/index, any number for
+    f32/f16). `grid`: three positive ints (x, y, z), or None for the grid the kernel declares
+    (`coop.grid`, evaluated with its scalar arguments); at most MAX_INTERPRETED_WORKGROUPS
+    workgroups in all for the interpreter. `subgroup_size`: a power of two from 1 to 128.
+    `device`: "interp" (the interpreter, default), "cuda" or "vulkan" (coopdialect.runtime:
+    compile with `pipeline` + the device's conversion, upload, launch, download). `check`
+    compares every buffer with the interpreter's on the same inputs, `bench` times that many
+    launches. Returns None for a plain interpreter run, else a `coopdialect.runtime.RunReport`
+    (`.verdicts`, `.times`, `.lines()`).
     Raises CoopError (no such kernel, buffers of the wrong count/dtype/shape, any run-time error,
     located at the op), DeviceError (a CoopError: the device is missing or lacks a feature),
-    TypeError, ValueError."""
-    from coopdialect.dialects.coop_kernel import check_subgroup_size
+    TypeError (an argument of the wrong kind), ValueError (a scalar out of its type's range, no
+    grid given for a kernel that declares none, a declared grid that evaluates to a count < 1)."""
+    from coopdialect.dialects.coop_kernel import check_subgroup_size, dispatch_grid, scalar_value
     from coopdialect.interpreter.kernel import run_kernel as _run
 
     _check_type("module", module, ModuleOp, "a builtin.module (ModuleOp)")
     _check_type("kernel", kernel, str, "the kernel's name (str)")
-    if isinstance(buffers, np.ndarray | str | bytes) or not isinstance(buffers, Sequence):
-        raise TypeError(f"buffers must be a list of numpy arrays (one per kernel argument), got "
-                        f"{type(buffers).__name__}")
-    for i, b in enumerate(buffers):
+    if isinstance(args, np.ndarray | str | bytes) or not isinstance(args, Sequence):
+        raise TypeError(f"args must be a list of numpy arrays and numbers (one per kernel "
+                        f"argument), got {type(args).__name__}")
+    for i, b in enumerate(args):
         if not isinstance(b, np.ndarray | int | float | np.generic) or isinstance(b, bool):
-            raise TypeError(f"buffers[{i}] must be a numpy array (or a number for a scalar "
+            raise TypeError(f"args[{i}] must be a numpy array (or a number for a scalar "
                             f"argument), got {type(b).__name__}")
-    if not isinstance(grid, Sequence) or isinstance(grid, str | bytes):
-        raise TypeError(f"grid must be a tuple of three ints (x, y, z), got {type(grid).__name__}")
-    if len(grid) != 3:
-        raise ValueError(f"grid must have three entries (x, y, z), got {len(grid)}")
-    for g in grid:
-        if isinstance(g, bool) or not isinstance(g, int | np.integer):
-            raise TypeError(f"grid must be three ints, got {type(g).__name__} {g!r}")
-    if any(int(g) <= 0 for g in grid):
-        raise ValueError(f"grid must be three positive counts, got {tuple(int(g) for g in grid)}")
+    if grid is not None:
+        if not isinstance(grid, Sequence) or isinstance(grid, str | bytes):
+            raise TypeError(f"grid must be a tuple of three ints (x, y, z), got "
+                            f"{type(grid).__name__}")
+        if len(grid) != 3:
+            raise ValueError(f"grid must have three entries (x, y, z), got {len(grid)}")
+        for g in grid:
+            if isinstance(g, bool) or not isinstance(g, int | np.integer):
+                raise TypeError(f"grid must be three ints, got {type(g).__name__} {g!r}")
+        if any(int(g) <= 0 for g in grid):
+            raise ValueError(f"grid must be three positive counts, got "
+                             f"{tuple(int(g) for g in grid)}")
     if device not in ("interp", "cuda", "vulkan"):
         raise ValueError(f"device must be interp, cuda or vulkan, got {device!r}")
-    if device == "interp" and int(grid[0]) * int(grid[1]) * int(grid[2]) > MAX_INTERPRETED_WORKGROUPS:
-        raise ValueError(f"grid {tuple(int(g) for g in grid)} is more than "
-                         f"{MAX_INTERPRETED_WORKGROUPS} workgroups (MAX_INTERPRETED_WORKGROUPS)")
     subgroup_size = check_subgroup_size(subgroup_size)
     found = SymbolTable.lookup_symbol(module, kernel)
     if not isinstance(found, func.FuncOp) or found.is_declaration:
         names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
         raise CoopError(module, f"no func.func @{kernel} with a body in the module (kernels: "
                                 f"{', '.join('@' + n for n in names) or 'none'})")
+    types = found.function_type.inputs.data
+    if len(args) == len(types):  # a wrong count is the interpreter's / runtime's located error
+        for i, (t, a) in enumerate(zip(types, args)):
+            if not isinstance(a, np.ndarray) and not isinstance(t, MemRefType):
+                try:
+                    scalar_value(t, a)
+                except (TypeError, ValueError) as e:
+                    raise type(e)(f"args[{i}] (%{found.args[i].name_hint or i}: {t}): {e}") from None
+    if grid is None:
+        if len(args) != len(types):
+            raise ValueError(f"@{kernel} takes {len(types)} arguments, got {len(args)}")
+        grid = dispatch_grid(found, args)
     grid = tuple(int(g) for g in grid)
+    if device == "interp" and grid[0] * grid[1] * grid[2] > MAX_INTERPRETED_WORKGROUPS:
+        raise ValueError(f"grid {grid} is more than {MAX_INTERPRETED_WORKGROUPS} workgroups "
+                         "(MAX_INTERPRETED_WORKGROUPS)")
     if device == "interp" and not (pipeline or check or bench):
-        _run(module, kernel, buffers, grid, subgroup_size=subgroup_size)
+        _run(module, kernel, args, grid, subgroup_size=subgroup_size)
         return None
     from coopdialect.runtime import run_kernel as _run_on
 
-    return _run_on(module, kernel, buffers, grid, device, pipeline=pipeline, check=check,
+    return _run_on(module, kernel, args, grid, device, pipeline=pipeline, check=check,
                    bench=bench, flops=flops, subgroup_size=subgroup_size)

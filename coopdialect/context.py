@@ -27,6 +27,10 @@ def dialect_factories() -> dict[str, Callable[[], Dialect]]:
         from xdsl.dialects.arith import Arith
         return Arith
 
+    def math():
+        from xdsl.dialects.math import Math
+        return Math
+
     def scf():
         from xdsl.dialects.scf import Scf
         return Scf
@@ -63,7 +67,7 @@ def dialect_factories() -> dict[str, Callable[[], Dialect]]:
         from xdsl.dialects.test import Test
         return Test
 
-    return {"builtin": builtin, "func": func, "arith": arith, "scf": scf, "memref": memref,
+    return {"builtin": builtin, "func": func, "arith": arith, "math": math, "scf": scf, "memref": memref,
             "gpu": gpu, "coop": coop, "tensor_addr": tensor_addr, "spirv": spirv, "ptx": ptx, "sparse_mma": sparse_mma,
             "test": test}
 

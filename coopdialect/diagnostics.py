@@ -141,7 +141,7 @@ def verify_with_locations(module: ModuleOp) -> None:
     op has NoTerminator), each op once; and the coop dialect's kernel attributes
     (`coop_kernel.verify_kernel_attributes`) and MLIR's rules xDSL does not check
     (`upstream.verify_upstream`)."""
-    from coopdialect.dialects.coop_kernel import WORKGROUP_SIZE_ATTR, verify_kernel_attributes
+    from coopdialect.dialects.coop_kernel import KERNEL_ATTRS, verify_kernel_attributes
     from coopdialect.dialects.upstream import UPSTREAM_OPS, DominanceChecker, verify_upstream
 
     dominance = DominanceChecker()
@@ -154,7 +154,7 @@ def verify_with_locations(module: ModuleOp) -> None:
             raise
         except Exception as e:  # noqa: BLE001 - a verifier that failed on malformed IR
             raise CoopError(op, _first_line(str(e)) or type(e).__name__) from None
-        if WORKGROUP_SIZE_ATTR in op.attributes:
+        if any(name in op.attributes for name in KERNEL_ATTRS):
             verify_kernel_attributes(op)
         if isinstance(op, UPSTREAM_OPS):
             verify_upstream(op)

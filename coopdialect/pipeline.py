@@ -13,11 +13,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
+from types import UnionType
+from typing import Literal, Union, get_args, get_origin, get_type_hints
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import parse_pipeline as parse_arg_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 
 from coopdialect.context import make_context
@@ -75,18 +80,30 @@ def _is_diagnostic(e: BaseException) -> bool:
     return isinstance(e, DiagnosticException | ValueError)
 
 
-def parse_pipeline(spec: str, callback: Callable | None = None) -> LocatedPipeline:
-    """The pipeline `spec` names; CoopError at `<command line>` if it is malformed, TypeError if
-    `spec` is not a str."""
+def parse_pipeline(spec: str, callback: Callable | None = None,
+                   available: dict[str, Callable[[], type[ModulePass]]] | None = None) -> LocatedPipeline:
+    """The pipeline `spec` names; CoopError at `<command line>` if it is malformed (an option
+    error names the pass, the option and the type it expects), TypeError if `spec` is not a str.
+    An option value xDSL's syntax cannot take bare — a file path such as `target=my.json` — is
+    read as if quoted. `available`: pass name -> factory (default: coopdialect's passes)."""
     from coopdialect.passes import get_all_passes
 
     if not isinstance(spec, str):
         raise TypeError(f"a pass pipeline is a str like 'pass{{k=v}},pass', got {type(spec).__name__}")
+
+    def bad(message: str) -> CoopError:
+        return CoopError(None, f"bad pass pipeline '{spec}': {message}", where="<command line>")
+
+    available = available if available is not None else get_all_passes()
     try:
-        passes = PassPipeline.parse_spec(get_all_passes(), spec, callback).passes
+        specs = list(parse_arg_pipeline(quote_bare_values(spec)))
+        for s in specs:
+            if s.name not in available:
+                raise bad(f"no pass named '{s.name}'")
+            _check_options(available[s.name](), s, bad)
+        passes = tuple(available[s.name]().from_pass_spec(s) for s in specs)
     except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:
-        raise CoopError(None, f"bad pass pipeline '{spec}': {spec_error_message(e)}",
-                        where="<command line>") from None
+        raise bad(spec_error_message(e)) from None
     return LocatedPipeline(passes, callback)
 
 
@@ -104,3 +121,70 @@ def apply_pipeline(module: ModuleOp, spec: str) -> ModuleOp:
     module.body.add_block(work.body.detach_block(0))
     old.erase(safe_erase=False)
     return module
+
+
+# what xDSL's pass-spec lexer reads as one value token (utils/arg_spec.py)
+_ONE_TOKEN = re.compile(r"[-+]?[0-9]+(\.[0-9]*([eE][-+]?[0-9]+)?)?|[A-Za-z0-9_-]+")
+
+
+def quote_bare_values(spec: str) -> str:
+    """`spec` with each option value that is not one token of xDSL's pass-spec syntax (it lexes
+    `my.json` as `my`, then fails on `.`) written as a string literal."""
+    out, i, depth, n = [], 0, 0, len(spec)
+    while i < n:
+        c = spec[i]
+        if c == '"' or c == "[":  # a string literal or a nested pipeline: copied as it is
+            close = '"' if c == '"' else "]"
+            j = i + 1
+            while j < n and spec[j] != close:
+                j += 2 if spec[j] == "\\" else 1
+            out.append(spec[i:j + 1])
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth > 0 and c in "=,":  # a value starts here (a list continues after a comma)
+            j = i
+            while j < n and spec[j] not in " \t\n,}":
+                j += 1
+            value = spec[i:j]
+            if value and value[0] not in '"[' and not _ONE_TOKEN.fullmatch(value):
+                out.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+                i = j
+    return "".join(out)
+
+
+def _describe(t) -> str:
+    """An option type as the user writes its values."""
+    origin, args = get_origin(t), get_args(t)
+    if origin in (Union, UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return " or ".join(_describe(a) for a in inner)
+    if origin is Literal:
+        return "one of " + ", ".join(str(a) for a in args)
+    if origin is tuple:
+        return f"a comma-separated list of {_describe(args[0]).removeprefix('an ').removeprefix('a ')}s"
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(t, str(t))
+
+
+def _check_options(cls: type[ModulePass], s, bad: Callable[[str], CoopError]) -> None:
+    """Each option of pass spec `s` exists and has a value of its type; else the CoopError
+    `bad(message)` naming the pass, the option and the type it takes."""
+    from xdsl.utils.arg_spec import _convert_arg_to_type
+
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.name != "name"}
+    hints = get_type_hints(cls)
+    for key, values in s.normalize_parameter_names().parameters.items():
+        if key not in fields:
+            options = ", ".join(f.replace("_", "-") for f in fields) or "none"
+            raise bad(f"pass '{s.name}' has no option '{key.replace('_', '-')}' (its options: {options})")
+        try:
+            _convert_arg_to_type(values, hints[key])
+        except ValueError:
+            given = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values) or "nothing"
+            raise bad(f"pass '{s.name}': option '{key.replace('_', '-')}' takes {_describe(hints[key])}, "
+                      f"got '{given}'") from None

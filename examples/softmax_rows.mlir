@@ -1,6 +1,6 @@
 // Row-softmax-style normalisation of a 64×16 f32 matrix with cooperative-matrix-2 reductions and
-// per-element ops: for each 16×16 tile, s = x - rowmax(x), then y = s / rowsum(|s|) (the exp of a
-// real softmax is left out: coopdialect registers no `math` dialect), with a clipped tail store.
+// per-element ops: for each 16×16 tile, s = x - rowmax(x), then y = s / rowsum(|s|) (no exp: bit-exact
+// on every backend; softmax_exp_rows.mlir has it), with a clipped tail store.
 //
 //   coop.reduce Row ... @max   — every element of row r gets max of row r
 //   coop.per_element_op @sub(%x, %mx) — a matrix extra operand: its element is passed

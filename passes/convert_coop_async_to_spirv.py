@@ -383,6 +383,40 @@ def lower_wait(low, op: coop_async.AsyncWaitGroupOp) -> None:
     _barrier(low)
 
 
+def expand_tensor_copies(kernel) -> None:
+    """Rewrite each `coop.async_copy_tensor` of `kernel` as what it means on a device without
+    asynchronous copies: a Workgroup-scope `coop.load_tensor` of the rows x cols matrix through
+    the layout (OpCooperativeMatrixLoadTensorNV: the driver does the tensor addressing and the
+    clamping) and a row-major `coop.store` of it into the workgroup buffer, done at the copy's
+    issue point like the plain copies above. The matrix is a MatrixA of the element type (any
+    use would do: the values only pass through)."""
+    from xdsl.dialects import arith
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    from coopdialect.dialects import coop_nv2
+
+    for op in [o for o in kernel.walk() if isinstance(o, coop_async.AsyncCopyTensorOp)]:
+        rows, cols = op.box
+        elem = op.source.type.element_type
+        m = coop.MatrixType(rows, cols, elem, coop.Scope.Workgroup, coop.Use.MatrixA)
+        zero = arith.ConstantOp(_zero(elem))
+        obj = coop.CompositeConstructOp(zero.result, m)
+        load = coop_nv2.LoadTensorOp(op.source, obj.result, op.layout)
+        store = coop.StoreOp(load.result, op.destination, op.destination_offset,
+                             op.destination_stride, coop.Layout.RowMajor)
+        new = [zero, obj, load, store]
+        for o in new:
+            o.location = op.location
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        Rewriter.erase_op(op)
+
+
+def _zero(elem: Attribute):
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+
+    return FloatAttr(0.0, elem) if coop.is_float(elem) else IntegerAttr(0, elem)
+
+
 def register(rules: dict) -> None:
     rules[xgpu.BarrierOp] = lower_barrier
     rules[coop_async.AllocWorkgroupOp] = lower_alloc

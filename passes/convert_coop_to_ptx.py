@@ -58,37 +58,42 @@ def check_fragment_sizes(fn: func.FuncOp, workgroup_size: tuple[int, int, int]) 
 
 @dataclass(frozen=True)
 class ConvertCoopToPtxPass(ModulePass):
-    """Lower coop kernels to PTX ops; `target` is the `.target` (sm_80 ... sm_90a).
+    """Lower coop kernels to PTX ops (see the module docstring; docs/ptx.md).
 
-    Options of the warp-specialized pipeline that a staged kernel becomes (`pipelined.py`):
-    `producer-registers` / `consumer-registers` (`setmaxnreg` budgets per thread; 0 = the most that fits
-    beside the producer, capped at 232: 40 / 232 with two consumer warpgroups) and `raster-group` (tile
-    rows per sweep of the remapped workgroup ids; 16 measured best on the H200: sparse f16 8192³
-    930.6 TFLOP/s vs 885.4 with 8, 785 with 4; dense equal with 8 and 16), `cluster-m` (1 or 2
-    CTAs per cluster, multicasting shared tiles; 2 measured slower), `sparse-batch` (K steps
-    of a 2:4 product per wgmma-group — the `wgmma.mma_async.sp` one `wgmma.commit_group`
-    closes (PTX ISA 9.7.15.6), 1 or 2: with 2 the consumers run a loop of constant, even trip
-    count two iterations at a time; see `pipelined_loop._unrolled_for`), `sparse-in-flight` (0 or 1:
-    2:4 batches left running at each `wgmma.wait_group`; with 1 a trip of the consumers' loop
-    runs two batches and keeps each batch's sp-meta registers live until the wait that retires
-    it; a trip count that does not allow it falls back, `pipelined_plan.sparse_schedule`; the default
-    1 with sparse-batch 1 measured best on the H200: sparse f16 8192³ at 4 stages 1075-1107
-    TFLOP/s against 1003-1021 for sparse-batch 2 with none in flight at 5 stages) and
-    `persistent` (one CTA per multiprocessor loops over the dispatch's tiles, the producer
-    filling the next tile's stages while the consumers store the last; launch grid rule
-    "persistent", `pipelined_tiles.tile_loop`; measured on the H200: dense +2-4%, 2:4 +1-2%; off by
-    default, since the host must pass the dispatch grid, and used by both benchmarks).
+    The options after `target` shape the warp-specialized pipeline that a staged kernel becomes
+    (`coopdialect/ptx/pipelined.py` and its `pipelined_*` parts); kernels without the staged form ignore them.
     """
 
     name = "convert-coop-to-ptx"
+
     target: str = "sm_90a"
+    """The PTX `.target` the module is written for (sm_80 ... sm_90a); wgmma and the 2:4 sparse
+    product need sm_90a."""
     producer_registers: int = 40
+    """`setmaxnreg` register budget per thread of the producer warpgroup (the one that issues
+    the copies)."""
     consumer_registers: int = 0
+    """`setmaxnreg` register budget per thread of each consumer warpgroup; 0 = the most that fits
+    beside the producer, capped at 232 (232 with two consumer warpgroups and 40 for the
+    producer)."""
     raster_group: int = 16
+    """Tile rows per sweep of the remapped workgroup ids (grouped rasterization for L2 reuse);
+    16 measured best on the H200 (2:4 f16 8192^3: 930.6 TFLOP/s against 885.4 with 8)."""
     cluster_m: int = 1
+    """CTAs per cluster along M (1 or 2); with 2 the pair multicasts its shared B tiles (measured
+    slower on the H200)."""
     sparse_batch: int = 1
+    """K steps of a 2:4 product per wgmma group (the `wgmma.mma_async.sp` instructions that one
+    `wgmma.commit_group` closes, PTX ISA 9.7.15.6): 1 or 2; with 2 the consumers' loop runs two
+    iterations per trip."""
     sparse_in_flight: int = 1
+    """2:4 batches left running at each `wgmma.wait_group` (0 or 1); with 1 a trip of the
+    consumers' loop runs two batches, each batch's metadata registers live until the wait that
+    retires it. A trip count that does not allow it falls back to 0."""
     persistent: bool = False
+    """One CTA per multiprocessor loops over the dispatch's tiles, the producer filling the next
+    tile's stages while the consumers store the last (launch grid rule "persistent": the host
+    passes the dispatch grid as a kernel parameter, docs/runtime.md)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from coopdialect.dialects.coop_kernel import check_kernel_interface

@@ -1,12 +1,17 @@
 """`convert-coop-to-spirv{flavor=khr|nv}`: lower coop kernels to a Vulkan compute `spirv.module`.
 
-Input: the kernel convention of README.md — `func.func` kernels with memref arguments and a
-`coop.workgroup_size` attribute, using `gpu` ids, `scf.for`/`scf.if`, `arith` and `coop` ops.
-Output: one `spirv.module` (Vulkan memory model; Logical addressing, or PhysicalStorageBuffer64
-when a DecodeFunc needs its pointer parameter) holding, for each kernel,
+Input: the kernel convention of README.md — `func.func` kernels with memref and scalar arguments
+and a `coop.workgroup_size` attribute, using `gpu` ids, `scf.for`/`scf.if`, `arith` and `coop`
+ops. Output: one `spirv.module` (Vulkan memory model; Logical addressing, or
+PhysicalStorageBuffer64 when a DecodeFunc needs its pointer parameter) holding, for each kernel,
 
-* one StorageBuffer variable per memref argument (descriptor set 0, binding = argument index), a
-  `Block` struct of one runtime array with the element size as ArrayStride;
+* one StorageBuffer variable per memref argument (descriptor set 0, binding j for the j-th memref
+  argument: the argument index when scalars come last), a `Block` struct of one runtime array
+  with the element size as ArrayStride (any memref shape, `?` included: the buffer's size is the
+  host's);
+* for scalar arguments (i32, i64, index, f32, f16), one PushConstant variable `<kernel>_push_constants`:
+  a `Block` struct whose member k is the k-th scalar argument, at the offsets of
+  `coopdialect.spirv.push_constants.layout`, each member loaded once at the function's entry;
 * the builtin variables the ids need (WorkgroupId, LocalInvocationId, SubgroupId, ...);
 * the entry point (GLCompute, named after the kernel) with `LocalSize` from the attribute;
 * a function in SPIR-V's structured CFG: `scf.for` becomes header/body/continue/merge blocks with
@@ -25,7 +30,8 @@ extensions are derived from the result (`coopdialect.spirv.requirements`).
 
 The rules of the other dialects register into the same table: tensor addressing and the
 cooperative-matrix-2 ops in `convert_coop_nv2_to_spirv.py` (functions those ops reference become
-SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`.
+SPIR-V functions, not entry points), decode functions in `convert_decode_func_to_spirv.py`, the
+`math` dialect (GLSL.std.450 extended instructions) in `convert_math_to_spirv.py`.
 """
 
 from __future__ import annotations
@@ -60,10 +66,11 @@ from xdsl.passes import ModulePass
 
 from coopdialect.errors import CoopError
 from coopdialect.dialects import coop
-from coopdialect.dialects.coop_kernel import check_kernel_interface
+from coopdialect.dialects.coop_kernel import SCALAR_TYPES, check_kernel_interface, scalar_type_name
 from coopdialect.dialects import gpu
 from coopdialect.dialects import spirv as sp
 from coopdialect.dialects.spirv_dialect import SPIRV
+from coopdialect.spirv import push_constants
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.requirements import apply_requirements
 from coopdialect.passes.spirv_memory_operand import memory_operand
@@ -241,14 +248,20 @@ class _KernelLowering:
     # -- the kernel ----------------------------------------------------------------------
 
     def run(self) -> list[Operation]:
+        _async.expand_tensor_copies(self.kernel)
         if self.workgroup_copies == "registers":
             x, y, z = self.workgroup_size
             _async.hoist_copies(self.kernel)
             self.staging_plan = _async.staging_plan(self.kernel, x * y * z, self.workgroup_pad)
+        scalars: list[SSAValue] = []
         for i, arg in enumerate(self.kernel.body.blocks[0].args):
             t = arg.type
             if not isinstance(t, MemRefType):
-                raise CoopError(self.kernel, f"kernel argument {i} must be a memref, got {t}")
+                if scalar_type_name(t) is None:
+                    raise CoopError(self.kernel, f"kernel argument {i} must be a memref or a "
+                                    f"scalar of {', '.join(SCALAR_TYPES)}, got {t}")
+                scalars.append(arg)
+                continue
             if not isinstance(t.memory_space, NoneAttr):
                 raise CoopError(self.kernel, f"kernel argument {i} must be a storage buffer "
                                 "(a memref without memory space)")
@@ -261,13 +274,37 @@ class _KernelLowering:
             struct = sp.StructType([sp.RuntimeArrayType(elem, size)], [0], block=True)
             ptr = sp.PointerType(struct, "StorageBuffer")
             sym = f"{self.name}_{arg.name_hint or f'arg{i}'}"
-            self.globals.append(sp.GlobalVariableOp(sym, ptr, 0, i))
+            # binding = the memref's position among the memref arguments (scalars take none)
+            self.globals.append(sp.GlobalVariableOp(sym, ptr, 0, len(self.buffers)))
             self.interface.append(sym)
             self.buffers[arg] = (sym, ptr)
+        if scalars:
+            self.load_push_constants(scalars)
         self.lower_block(self.kernel.body.blocks[0])
         x, y, z = self.workgroup_size
         return [*self.globals, *self.constant_ops, sp.EntryPointOp("GLCompute", self.name, self.interface),
                 sp.ExecutionModeOp(self.name, "LocalSize", [x, y, z]), self.fn]
+
+    def load_push_constants(self, scalars: list[SSAValue]) -> None:
+        """The kernel's scalar arguments as one push-constant block (member k = scalar argument
+        k, `coopdialect.spirv.push_constants.layout`), each member loaded once at entry."""
+        members = push_constants.layout([a.type for a in scalars])
+        size = push_constants.block_size(members)
+        if size > push_constants.MIN_MAX_PUSH_CONSTANTS_SIZE:
+            raise CoopError(self.kernel, f"the scalar arguments need {size} bytes of push "
+                            f"constants; Vulkan guarantees {push_constants.MIN_MAX_PUSH_CONSTANTS_SIZE}"
+                            " (maxPushConstantsSize)")
+        struct = sp.StructType([m.member_type for m in members], [m.offset for m in members],
+                               block=True)
+        ptr = sp.PointerType(struct, "PushConstant")
+        sym = f"{self.name}_push_constants"
+        self.globals.append(sp.GlobalVariableOp(sym, ptr))
+        self.interface.append(sym)
+        base = self.emit(sp.AddressOfOp(sym, ptr)).pointer
+        for k, (arg, m) in enumerate(zip(scalars, members)):
+            member_ptr = sp.PointerType(m.member_type, "PushConstant")
+            chain = self.emit(sp.AccessChainOp(base, [self.const(k, i32)], member_ptr)).result
+            self.set(arg, self.emit(sp.LoadOp(chain)).results[0])
 
     def lower_block(self, block: Block) -> None:
         for op in block.ops:
@@ -542,6 +579,7 @@ def _register_rules() -> None:
         r[cls] = _KernelLowering.lower_conversion
     _nv2.register(r)
     _async.register(r)
+    _math.register(r)
     for cls, fn in list(r.items()):
         r[cls] = _encodable_first(fn)
 
@@ -566,6 +604,7 @@ def _encodable_first(rule: Callable[[_KernelLowering, Operation], None]):
 
 from coopdialect.passes import convert_coop_async_to_spirv as _async  # noqa: E402
 from coopdialect.passes import convert_coop_nv2_to_spirv as _nv2  # noqa: E402  (uses _KernelLowering)
+from coopdialect.passes import convert_math_to_spirv as _math  # noqa: E402
 from coopdialect.passes.convert_decode_func_to_spirv import addressing_model  # noqa: E402
 
 _register_rules()
@@ -575,17 +614,21 @@ _register_rules()
 class ConvertCoopToSpirvPass(ModulePass):
     """Lower every kernel of the module to one `spirv.module` (see the module docstring).
 
-    Options: `flavor=khr` (SPV_KHR_cooperative_matrix, default) or `flavor=nv`
-    (SPV_NV_cooperative_matrix); `workgroup_pad=B` (bytes, default 16, 0 = none): row padding
-    of the staged form's Workgroup buffers; `workgroup_copies=registers|direct` (default
-    registers): how the staged form's copies are done (convert_coop_async_to_spirv.py). Raises CoopError, located at the offending op, for anything
-    without a lowering.
+    Raises CoopError, located at the offending op, for anything without a lowering.
     """
 
     name = "convert-coop-to-spirv"
+
     flavor: str = "khr"
+    """`khr`: SPV_KHR_cooperative_matrix; `nv`: SPV_NV_cooperative_matrix (matrices without a
+    Use)."""
     workgroup_pad: int = 16
+    """Row padding, in bytes, of the staged form's Workgroup buffers (0 = none): it spreads a
+    column of a tile over the shared-memory banks."""
     workgroup_copies: str = "registers"
+    """How the staged form's copies are done: `registers` (a stages=2 loop issues the next
+    iteration's global loads right after its wait and holds them in registers over the compute;
+    two slots share one buffer) or `direct` (each copy loads and stores at its issue point)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.workgroup_copies not in ("registers", "direct"):

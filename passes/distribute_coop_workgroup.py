@@ -215,13 +215,17 @@ class _Distribute:
 class DistributeCoopWorkgroupPass(ModulePass):
     """Split Workgroup-scope matrices into per-subgroup blocks (see the module docstring).
 
-    Options: `grid` ("auto" or "MxN" subgroups along rows x columns), `subgroup_size` (32).
     Raises CoopError for a Workgroup-scope matrix used by an op it cannot split, or a grid that
     does not divide the tiles."""
 
     name = "distribute-coop-workgroup"
+
     grid: str = "auto"
+    """The subgroups' arrangement over the accumulator: `MxN` (M along rows, N along columns;
+    M*N = the kernel's subgroups) or `auto` (the factorization whose blocks are closest to
+    square, each a multiple of 16)."""
     subgroup_size: int = 32
+    """Invocations per subgroup: the kernel's subgroups are its workgroup size / this."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for k in op.body.blocks[0].ops:

@@ -546,12 +546,17 @@ def non_native_ops(module: ModuleOp, target: Target, flexible: bool = True) -> l
 class LegalizeCoopSizesPass(ModulePass):
     """Split non-native cooperative-matrix shapes into the target's native tiles.
 
-    Options: `target` (a shipped target name or a .json path, default h200-vulkan),
-    `flexible` (use VK_NV_cooperative_matrix2 flexible dimensions where the target has them)."""
+    Raises CoopError for a matrix no native shape can tile (docs/legalize.md)."""
 
     name = "legalize-coop-sizes"
+
     target: str = "h200-vulkan"
+    """The target description whose native shapes the matrices are split into: a shipped name
+    (`coop-opt --list-targets`) or the path of a .json file (coopdialect/targets/__init__.py
+    gives the schema)."""
     flexible: bool = True
+    """Keep a product whole when its M, N, K fit the target's VK_NV_cooperative_matrix2 flexible
+    dimensions; false: always split into fixed native shapes."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:

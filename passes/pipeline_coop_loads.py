@@ -1,5 +1,5 @@
 """`pipeline-coop-loads{stages=S}`: stage a loop's global matrix loads through workgroup memory and
-software-pipeline them (the target-neutral half of issues #9 and #12; docs/staging.md).
+software-pipeline them (docs/staging.md).
 
 One rewrite, `StageLoopLoads`, applied to every `scf.for`, innermost loops first. For a loop
 
@@ -71,8 +71,9 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 
-from coopdialect.errors import CoopError
+from coopdialect.errors import CoopError, warn
 from coopdialect.dialects import coop, coop_async, coop_nv2, gpu, sparse_mma
+from coopdialect.dialects import tensor_addr as ta
 
 STAGES_ATTR = "coop.pipeline_stages"
 """Set on a staged scf.for: `{coop.pipeline_stages = S : i64}`, for the backends."""
@@ -83,6 +84,7 @@ _READ_ONLY = (coop.LoadOp, memref.LoadOp, coop_nv2.LoadTensorOp)
 _VALUE_OPS = (sparse_mma.MmaSpOp, sparse_mma.CompressOp, sparse_mma.DecompressOp)
 _STORES = (coop.StoreOp, memref.StoreOp, coop_nv2.StoreTensorOp)
 _STAGEABLE = (coop.Layout.RowMajor, coop.Layout.ColumnMajor)
+_PRODUCTS = (coop.MulAddOp, sparse_mma.MmaSpOp)
 
 
 # --------------------------------------------------------------------------------------------
@@ -115,9 +117,16 @@ def is_uniform(v: SSAValue) -> bool:
     op = v.owner
     if isinstance(op, (arith.ConstantOp, *_UNIFORM_IDS)):
         return True
-    if op.name.startswith("arith.") and not op.regions and is_side_effect_free(op):
+    if _pure_value_op(op):
         return all(is_uniform(x) for x in op.operands)
     return False
+
+
+def _pure_value_op(op: Operation) -> bool:
+    """An `arith` or `tensor_addr` op without regions or side effects: a copy issued ahead may
+    recompute it."""
+    return op.name.startswith(("arith.", "tensor_addr.")) and not op.regions and \
+        is_side_effect_free(op)
 
 
 def _uniform_control(loop: scf.ForOp) -> bool:
@@ -154,7 +163,8 @@ def _written_memrefs(loop: scf.ForOp) -> set[SSAValue] | None:
 
 def _offset_slice(v: SSAValue, loop: scf.ForOp) -> list[Operation] | None:
     """The ops of the loop body that compute `v` (in block order), or None if `v` is not an
-    `arith` function of the induction variable and loop-invariant uniform values."""
+    `arith` / `tensor_addr` function of the induction variable and loop-invariant uniform
+    values."""
     body = loop.body.block
     ops: set[Operation] = set()
     stack = [v]
@@ -169,7 +179,7 @@ def _offset_slice(v: SSAValue, loop: scf.ForOp) -> list[Operation] | None:
         op = x.owner
         if not isinstance(op, Operation) or op.parent_block() is not body:
             return None  # an iter_arg, or a value of a nested region
-        if not (op.name.startswith("arith.") and not op.regions and is_side_effect_free(op)):
+        if not _pure_value_op(op):
             return None
         if op not in ops:
             ops.add(op)
@@ -179,12 +189,15 @@ def _offset_slice(v: SSAValue, loop: scf.ForOp) -> list[Operation] | None:
 
 @dataclass
 class _Staged:
-    """One load to stage: the copied box (rows x cols), its offset's slice and its buffer."""
+    """One load to stage: the copied box (rows x cols), the slice of loop-body ops computing its
+    offset (plain load) or layout (tensor load), its buffer, and how the matrix is read back
+    from a slot (the layout of the slot load; its stride is always `cols`)."""
 
-    load: coop.LoadOp
+    load: coop.LoadOp | coop_nv2.LoadTensorOp
     rows: int
     cols: int
     slice: list[Operation]
+    layout: coop.Layout
     buffer: SSAValue | None = None
 
     @property
@@ -192,34 +205,123 @@ class _Staged:
         return self.rows * self.cols
 
 
-def _stageable_loads(loop: scf.ForOp) -> list[_Staged]:
-    written = _written_memrefs(loop)
-    if written is None or not _uniform_control(loop):
-        return []
-    found = []
+_LOADS = (coop.LoadOp, coop_nv2.LoadTensorOp)
+
+
+def _global_argument(op: coop.LoadOp | coop_nv2.LoadTensorOp, kernel: func.FuncOp) -> bool:
+    """Whether `op` loads from a kernel argument in global memory (what a copy may read)."""
+    p = op.pointer
+    if not (isinstance(p, BlockArgument) and p.owner is kernel.body.block):
+        return False
+    space = p.type.memory_space
+    return isinstance(space, NoneAttr) or space == coop.StorageClassAttr(
+        coop.StorageClass.StorageBuffer)
+
+
+def _static_span(layout: SSAValue, _depth: int = 0) -> tuple[int, ...] | None:
+    """The span of tensor layout value `layout` when the op that last set it had constant
+    operands (OpTensorLayoutSliceNV's Size operands, OpTensorLayoutSetDimensionNV's Dim)."""
+    owner = layout.owner
+    if isinstance(owner, ta.LayoutConstantOp):
+        return tuple(owner.state.span)
+    if isinstance(owner, ta.CreateLayoutOp):
+        return (0,) * owner.result.type.rank
+    if _depth > 1000 or not isinstance(owner, ta.LAYOUT_SET_OPS):
+        return None
+    if isinstance(owner, ta.LayoutSliceOp):
+        spans = [ta.const_u32(v) for v in owner.values[1::2]]
+        return None if None in spans else tuple(spans)
+    if isinstance(owner, ta.LayoutSetDimensionOp):
+        dims = [ta.const_u32(v) for v in owner.values]
+        return None if None in dims else tuple(dims)
+    return _static_span(owner.input, _depth + 1)
+
+
+def _view_permutation(op: coop_nv2.LoadTensorOp) -> tuple[int, ...] | str:
+    """The permutation of the load's tensor view when the view only permutes the dimensions of a
+    2-D layout (hasDimensions false, no clip, no set ops), else why it is not staged."""
+    vt, lt = op.view.type, op.layout.type
+    state = ta.constant_view_state(op.view)
+    if (not isinstance(vt, ta.TensorViewType) or vt.has_dims or vt.rank != 2 or lt.rank != 2
+            or state != ta.ViewState.create(2)):
+        return ("its tensor view does more than permute the two dimensions of a 2-D layout "
+                "(dimensions, strides or a clip): only a plain or transposing view is staged")
+    return vt.perm
+
+
+def _stage(op: coop.LoadOp | coop_nv2.LoadTensorOp, loop: scf.ForOp) -> _Staged | str:
+    """How to stage global load `op` of `loop`'s body, or why it cannot be."""
+    m = op.result.type
+    assert isinstance(m, coop.MatrixType)
+    if isinstance(op, coop.LoadOp):
+        if op.layout.data not in _STAGEABLE:
+            return f"{op.layout.data.value} loads are not staged (RowMajor and ColumnMajor are)"
+        if not _defined_outside(op.stride, loop) or not is_uniform(op.stride):
+            return "its stride is not a loop-invariant value uniform over the workgroup"
+        sl = _offset_slice(op.offset, loop)
+        if sl is None:
+            return ("its offset is not computed by arith ops from the induction variable and "
+                    "loop-invariant values uniform over the workgroup")
+        rows, cols = (m.rows, m.columns) if op.layout.data == coop.Layout.RowMajor else \
+            (m.columns, m.rows)
+        return _Staged(op, rows, cols, sl, op.layout.data)
+    if op.decode_func is not None:
+        return "a load with a DecodeFunc is not staged (a copy does not call functions)"
+    sl = _offset_slice(op.layout, loop)
+    if sl is None:
+        return ("its tensor layout is not computed by arith/tensor_addr ops from the induction "
+                "variable and loop-invariant values uniform over the workgroup")
+    perm = (0, 1) if op.view is None else _view_permutation(op)
+    if isinstance(perm, str):
+        return perm
+    if perm == (0, 1):
+        # the copy reads each element through the layout exactly as the load does
+        return _Staged(op, m.rows, m.columns, sl, coop.Layout.RowMajor)
+    # a transposing view reads matrix (r, c) from span coordinate (c, r) when the span is
+    # columns x rows: the copy takes the span as it lies and the slot is read column-major
+    if _static_span(op.layout) != (m.columns, m.rows):
+        return (f"its transposing view reads a {m.rows}x{m.columns} matrix from a layout whose "
+                f"span is not the constant {m.columns}x{m.rows}")
+    return _Staged(op, m.columns, m.rows, sl, coop.Layout.ColumnMajor)
+
+
+def _stageable_loads(loop: scf.ForOp) -> tuple[list[_Staged], list[tuple[Operation, str]]]:
+    """The global matrix loads of `loop` to stage, and the others with why each is not staged
+    (loads in a nested loop belong to that loop)."""
     kernel = loop.parent_op()
     while not isinstance(kernel, func.FuncOp):
         kernel = kernel.parent_op()
-    for op in loop.body.block.ops:
-        if not isinstance(op, coop.LoadOp) or op.layout.data not in _STAGEABLE:
-            continue
-        p = op.pointer
-        if not (isinstance(p, BlockArgument) and p.owner is kernel.body.block) or p in written:
-            continue
-        if not isinstance(p.type.memory_space, NoneAttr) and p.type.memory_space != \
-                coop.StorageClassAttr(coop.StorageClass.StorageBuffer):
-            continue
-        if not _defined_outside(op.stride, loop) or not is_uniform(op.stride):
-            continue
-        sl = _offset_slice(op.offset, loop)
-        if sl is None:
-            continue
-        m = op.result.type
-        assert isinstance(m, coop.MatrixType)
-        rows, cols = (m.rows, m.columns) if op.layout.data == coop.Layout.RowMajor else \
-            (m.columns, m.rows)
-        found.append(_Staged(op, rows, cols, sl))
-    return found
+    loads = [op for op in loop.body.walk() if isinstance(op, _LOADS)
+             and _global_argument(op, kernel) and _innermost_loop(op) is loop]
+    if not any(isinstance(op, _PRODUCTS) for op in loop.body.walk()):
+        return [], []  # no matrix product for the copies to overlap with: nothing to gain
+    written = _written_memrefs(loop)
+    if written is None:
+        why = ("the loop holds an op of unknown memory effect (a barrier, a call, an "
+               "asynchronous copy, ...), which a copy issued ahead could race with")
+        return [], [(op, why) for op in loads]
+    if not _uniform_control(loop):
+        why = ("the loop's bounds, or a loop or condition around it, may differ between the "
+               "invocations of a workgroup, and the copies are workgroup-collective")
+        return [], [(op, why) for op in loads]
+    found, refused = [], []
+    for op in loads:
+        if op.parent_block() is not loop.body.block:
+            refused.append((op, "it is inside an scf.if (a copy issued ahead must be needed on "
+                                "every iteration)"))
+        elif op.pointer in written:
+            refused.append((op, "the loop stores to the same memref"))
+        else:
+            how = _stage(op, loop)
+            (refused.append((op, how)) if isinstance(how, str) else found.append(how))
+    return found, refused
+
+
+def _innermost_loop(op: Operation) -> scf.ForOp | None:
+    p = op.parent_op()
+    while p is not None and not isinstance(p, scf.ForOp):
+        p = p.parent_op()
+    return p
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,9 +374,15 @@ def _copies(b: _Builder, staged: Sequence[_Staged], loop: scf.ForOp, iv: SSAValu
         mapper: dict[SSAValue, SSAValue] = {loop.body.block.args[0]: iv}
         for op in s.slice:
             b.add(op.clone(value_mapper=mapper))
-        off = mapper.get(s.load.offset, s.load.offset)
         dst = b.index(slot * s.slot) if isinstance(slot, int) else b.binop(
             arith.MuliOp, slot, b.index(s.slot))
+        if isinstance(s.load, coop_nv2.LoadTensorOp):
+            layout = mapper.get(s.load.layout, s.load.layout)
+            b.add(coop_async.AsyncCopyTensorOp(s.load.pointer, layout, s.buffer, dst,
+                                               b.index(s.cols), s.rows, s.cols),
+                  s.load.location)
+            continue
+        off = mapper.get(s.load.offset, s.load.offset)
         b.add(coop_async.AsyncCopyOp(s.load.pointer, off, s.load.stride, s.buffer, dst,
                                      b.index(s.cols), s.rows, s.cols), s.load.location)
 
@@ -296,11 +404,17 @@ class StageLoopLoads(RewritePattern):
     """Stage and pipeline the qualifying loads of one scf.for (module docstring)."""
 
     stages: int
+    strict: bool = False
 
     def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
         if not isinstance(loop, scf.ForOp) or STAGES_ATTR in loop.attributes:
             return
-        staged = _stageable_loads(loop)
+        staged, refused = _stageable_loads(loop)
+        for op, why in refused:
+            message = f"not staged by pipeline-coop-loads: {why}"
+            if self.strict:
+                raise CoopError(op, message)
+            warn(op, message)
         if not staged:
             return
         S = self.stages
@@ -339,7 +453,7 @@ class StageLoopLoads(RewritePattern):
                 slot_offsets[s.slot] = top.binop(arith.MuliOp, slot, top.index(s.slot))
         addresses = [(slot_offsets[s.slot], top.index(s.cols)) for s in staged]
         for s, (off, pitch) in zip(staged, addresses):
-            new = coop.LoadOp(s.buffer, off, pitch, s.load.layout.data, s.load.result.type)
+            new = coop.LoadOp(s.buffer, off, pitch, s.layout, s.load.result.type)
             new.result.name_hint = s.load.result.name_hint
             new.location = s.load.location
             rewriter.replace(s.load, [new], [new.result])
@@ -378,16 +492,22 @@ def _static_trip(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
 class PipelineCoopLoadsPass(ModulePass):
     """Stage the global matrix loads of loops through S workgroup buffers (module docstring).
 
-    Option: `stages` (S >= 2, default 4): buffers per load; copies run S-1 iterations ahead."""
+    Raises CoopError for a stage count below 2 (and, with `strict`, for a load not staged)."""
 
     name = "pipeline-coop-loads"
+
     stages: int = 4
+    """Workgroup buffers (slots) per staged load, S >= 2: copies run S-1 iterations ahead of the
+    loop body that reads them."""
+    strict: bool = False
+    """A global matrix load in a loop that cannot be staged is an error (CoopError at the load,
+    saying why) instead of a CoopWarning with the same line."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 2:
             raise CoopError(None, f"pipeline-coop-loads: stages must be >= 2, got {self.stages}",
                             where="<command line>")
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
-        pattern = StageLoopLoads(self.stages)
+        pattern = StageLoopLoads(self.stages, self.strict)
         for loop in reversed(loops):  # reversed pre-order: inner loops first
             pattern.match_and_rewrite(loop, PatternRewriter(loop))

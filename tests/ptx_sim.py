@@ -15,6 +15,11 @@ core matrices of 8 rows x 16 bytes, LBO between core matrices along K, SBO along
 fragment d_i at row 16w + g + 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
 (f64 products and sums, rounded once: exact for the small-integer data the tests use).
 wgmma.fence/commit_group/wait_group and fence.proxy.async order nothing here.
+
+The special-function instructions (`ex2`, `lg2`, `rsqrt`, `tanh` `.approx.f32`) are modelled by
+`APPROX`: by default the float64 value of the function rounded to f32; a test may replace an
+entry to move results within the bound the PTX ISA gives. `sqrt.rn`, `abs`, `copysign` and
+`cvt.{rni,rmi,rpi,rzi}` between floats are exact.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ import numpy as np
 
 from coopdialect.dialects import ptx
 
+APPROX = {
+    "ex2": lambda x: np.exp2(x),
+    "lg2": lambda x: np.log2(x),
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "tanh": lambda x: np.tanh(x),
+}
+_IRND = {"rni": np.rint, "rmi": np.floor, "rpi": np.ceil, "rzi": np.trunc}
 WIDTH = {"pred": 1, "b16": 16, "b32": 32, "b64": 64, "f32": 32, "f64": 64}
 FLOAT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -88,6 +100,8 @@ def _cvt(tokens: list[str], bits: int) -> int:
     rnd = tokens[0] if len(tokens) > 2 else ""
     if src in FLOAT and dst in FLOAT:
         x = np.float64(_fval(bits, src))
+        if rnd in _IRND:  # integral rounding within a float type
+            x = _IRND[rnd](x)
         return _fbits(np.array([x]).astype(FLOAT[dst])[0], dst)
     if src in FLOAT:  # float -> int: rzi, saturating, NaN -> 0
         x = float(_fval(bits, src))
@@ -153,7 +167,7 @@ def _int_op(op: str, mods: list[str], a: list[int], rw: int) -> int:
     return r & ((1 << rw) - 1)
 
 
-def _float_op(op: str, t: str, a: list[int]):
+def _float_op(op: str, t: str, a: list[int], nan: bool = True):
     x = [_fval(v, t) for v in a]
     with np.errstate(all="ignore"):
         if op == "add":
@@ -168,13 +182,21 @@ def _float_op(op: str, t: str, a: list[int]):
             r = -x[0]
         elif op in ("fma", "mad"):
             r = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])  # f32 only (exact in f64)
-        elif op == "max":
-            r = np.maximum(x[0], x[1])
+        elif op == "max":  # .NaN propagates; without it a NaN operand gives the other
+            r = np.maximum(x[0], x[1]) if nan else np.fmax(x[0], x[1])
         elif op == "min":
-            r = np.minimum(x[0], x[1])
+            r = np.minimum(x[0], x[1]) if nan else np.fmin(x[0], x[1])
+        elif op in APPROX:
+            r = APPROX[op](np.float64(x[0]))
+        elif op == "sqrt":
+            r = np.sqrt(np.float64(x[0]))
+        elif op == "abs":
+            r = np.abs(x[0])
+        elif op == "copysign":  # copysign d, a, b: |b| with the sign of a
+            r = np.copysign(x[1], x[0])
         else:
             raise SimError(f"float {op}.{t}")
-    return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
+        return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
 
 
 def _f16(bits: int, hi: bool) -> float:
@@ -278,17 +300,21 @@ class Kernel:
 
     def run(self, buffers: list[np.ndarray], grid: tuple[int, int, int],
             block: tuple[int, int, int], shifts: list[int] | None = None) -> None:
-        """Run the kernel; `buffers` (numpy arrays, one per parameter) are updated in place.
-        `shifts[i]` moves buffer i's base address by that many bytes (to test alignment
-        checks; buffers start 2^40-aligned otherwise)."""
+        """Run the kernel; `buffers` (one per parameter: a numpy array for a pointer parameter,
+        the bytes the host passes for a scalar one) are updated in place. `shifts[i]` moves
+        buffer i's base address by that many bytes (to test alignment checks; buffers start
+        2^40-aligned otherwise)."""
         self.shifts = shifts or [0] * len(buffers)
-        mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy() for b in buffers]
+        self.scalars = {i: b for i, b in enumerate(buffers) if isinstance(b, bytes)}
+        mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy()
+               if not isinstance(b, bytes) else np.zeros(0, np.uint8) for b in buffers]
         for z in range(grid[2]):
             for y in range(grid[1]):
                 for x in range(grid[0]):
                     self._cta(mem, (x, y, z), grid, block)
         for b, m in zip(buffers, mem):
-            b.reshape(-1).view(np.uint8)[:] = m
+            if not isinstance(b, bytes):
+                b.reshape(-1).view(np.uint8)[:] = m
 
     # -- one CTA ------------------------------------------------------------------------------
 
@@ -448,9 +474,16 @@ class Kernel:
             return mov_special
         if isinstance(op, ptx.LdParamOp):
             out, i = op.out, self.params.index(op.param.data)
+            width, param_type = WIDTH[ptx.reg_kind(op.out)] // 8, op.param_type
 
             def ld_param(regs, mem, shared, sreg):
-                regs[out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
+                if i in self.scalars:  # a scalar .param: its bytes, little-endian
+                    data = self.scalars[i]
+                    if len(data) != width:
+                        raise SimError(f"ld.param.{param_type} of {len(data)} bytes")
+                    regs[out] = int.from_bytes(data, "little")
+                else:
+                    regs[out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
             return ld_param
         if isinstance(op, ptx.PackOp):
             out, (lo_v, hi_v) = op.out, tuple(op.args)
@@ -539,6 +572,6 @@ def _inst(code: str, tokens: list[str], a: list[int], out, rw: int, regs) -> Non
         regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
                      "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
     elif t in FLOAT:
-        regs[out] = _float_op(code, t, a)
+        regs[out] = _float_op(code, t, a, nan="NaN" in tokens or code not in ("max", "min"))
     else:
         regs[out] = _int_op(code, tokens, a, rw)

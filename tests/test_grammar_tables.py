@@ -52,3 +52,13 @@ def test_enums_and_capabilities():
     # KHR instructions name only a capability; the capability names the extension
     assert gt.INSTRUCTIONS["OpCooperativeMatrixMulAddKHR"][2:4] == (("CooperativeMatrixKHR",), ())
     assert gt.INSTRUCTIONS["OpCooperativeMatrixMulAddNV"][3] == ("SPV_NV_cooperative_matrix",)
+
+
+@pytest.mark.parametrize("name, number", [  # the GLSL.std.450 specification's instruction numbers
+    ("Round", 1), ("FAbs", 4), ("Floor", 8), ("Tanh", 21), ("Exp", 27), ("Log", 28), ("Exp2", 29),
+    ("Log2", 30), ("Sqrt", 31), ("InverseSqrt", 32), ("FMin", 37), ("FMax", 40), ("Fma", 50),
+    ("NMin", 79), ("NMax", 80), ("NClamp", 81)])
+def test_glsl_std_450_numbers(name, number):
+    assert gt.GLSL_STD_450[name][0] == number
+    assert len({entry[0] for entry in gt.GLSL_STD_450.values()}) == len(gt.GLSL_STD_450)
+    assert gt.GLSL_STD_450["Fma"][1] == (("IdRef", "", "a"), ("IdRef", "", "b"), ("IdRef", "", "c"))

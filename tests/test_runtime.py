@@ -88,7 +88,8 @@ TMAP = {"kind": "tensor_map", "arg": 0, "data_type": "FLOAT16", "global_dims": [
     ({"kernel": {"grid": [1, 1, 1]}}, "one of dispatch, persistent"),
     ({"param": {"kind": "grid", "dim": "w"}}, "grid param 1 has dim 'w'"),
     ({"kernel": {"dynamic_shared_bytes": -1}}, "dynamic_shared_bytes"),
-    ({"param": {"kind": "scalar", "arg": 0}}, "unknown kind 'scalar'"),
+    ({"param": {"kind": "constant", "arg": 0}}, "unknown kind 'constant'"),
+    ({"param": {"kind": "scalar", "arg": 0, "dtype": "f16"}}, "scalar param 1 must name a scalar"),
     ({"param": {"kind": "pointer", "arg": 5}}, "names argument 5 of 2"),
     # cuTensorMapEncodeTiled's documented requirements
     ({"tmap": {"data_type": "FLOAT8"}}, "data_type 'FLOAT8'"),
@@ -460,7 +461,8 @@ def test_vulkan_device_dispatches_entry_point_with_buffers_in_binding_order(monk
         def __init__(self, validation=None):
             pass
 
-        def run_compute(self, spv, buffers, grid, entry):
+        def run_compute(self, spv, buffers, grid, entry, push_constants=None):
+            assert push_constants is None  # gemm_f16 has no scalar arguments
             calls.append((spv, [b.copy() for b in buffers], grid, entry))
             return [b + 1 for b in buffers]  # what a dispatch would have written
 

@@ -31,6 +31,8 @@ SHADERS = [
     "tests/data/coopmat_nv_length.comp",      # NV length() as OpSpecConstantOp, integer NV matrices
     "tests/data/coopmat_khr_int.comp",        # KHR integer MulAdd, length(), OpExecutionModeId
     "tests/data/raise_gemm_select.comp",      # push constants, a selection, int8 saturating MulAdd
+    "tests/data/glsl_math.comp",              # GLSL.std.450 built-ins (OpExtInst)
+    "tests/data/glsl_unliftable.comp",        # GLSL.std.450 FSign
 ]
 # debug instructions the reader drops (names survive only as symbol names and SSA name hints)
 DROPPED = {"OpName", "OpMemberName", "OpString", "OpModuleProcessed", "OpLine", "OpNoLine",

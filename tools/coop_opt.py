@@ -17,7 +17,6 @@ import argparse
 import gc
 import os
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable
 from typing import IO
@@ -28,10 +27,11 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from coopdialect.context import dialect_factories
-from coopdialect.errors import CoopError
+from coopdialect.errors import CoopError, CoopWarning
 from coopdialect.diagnostics import LocatingParser, decode_source, format_error, verify_with_locations
 from coopdialect.passes import get_all_passes
-from coopdialect.pipeline import LocatedPipeline, spec_error_message
+from coopdialect.pipeline import parse_pipeline, spec_error_message
+from coopdialect.tools.output_files import write_file
 
 
 def _targets() -> dict[str, Callable[[], type]]:
@@ -74,6 +74,47 @@ class CoopOptMain(xDSLOptMain):
         super().register_all_targets()
         self.available_targets.update(_targets())
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        """xdsl-opt's arguments; `--help` leads with coopdialect's passes (their options, from
+        the pass dataclasses) and targets, `--help-all` adds xDSL's, `--list-targets` prints the
+        target descriptions."""
+        super().register_all_arguments(arg_parser)
+        from coopdialect.tools.pass_help import passes_help, targets_help
+
+        ours = {name: factory() for name, factory in get_all_passes().items()}
+        actions = arg_parser._option_string_actions  # noqa: SLF001 - argparse keeps no public map
+        short = {
+            "-p": f"Passes to run, comma-separated, e.g. 'fold-tensor-views,"
+                  f"convert-coop-to-spirv{{flavor=nv}}'. coopdialect's: {', '.join(ours)} (their "
+                  "options below); --help-all lists xDSL's too",
+            "-t": f"Output target: {', '.join(_targets())} or mlir (default); --help-all lists "
+                  "xDSL's too",
+        }
+        full = {opt: actions[opt].help for opt in short}
+        for opt, text in short.items():
+            actions[opt].help = text
+        arg_parser.prog = "coop-opt"
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        arg_parser.description = f"{arg_parser.description}\n\n{passes_help(ours)}"
+
+        class HelpAll(argparse.Action):
+            def __call__(self, parser, namespace, values, option_string=None):
+                for opt, text in full.items():
+                    actions[opt].help = text
+                parser.print_help()
+                parser.exit()
+
+        class ListTargets(argparse.Action):
+            def __call__(self, parser, namespace, values, option_string=None):
+                print(targets_help(), end="")
+                parser.exit()
+
+        arg_parser.add_argument("--help-all", nargs=0, action=HelpAll,
+                                help="this help with every pass and target of xDSL as well")
+        arg_parser.add_argument("--list-targets", nargs=0, action=ListTargets,
+                                help="print the target descriptions (legalize-coop-sizes"
+                                     "{target=NAME}) and their native shapes, and exit")
+
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
             name = self.get_input_name()
@@ -109,8 +150,6 @@ class CoopOptMain(xDSLOptMain):
         return super().parse_chunk(chunk, file_extension, start_offset)
 
     def setup_pipeline(self):
-        super().setup_pipeline()
-
         # xDSL's callback verifies without locations; this one reports the failing op's location.
         # It runs before the first pass, between passes and after the last one; the verification
         # after the last pass also stands for the emitter's (see `emit`).
@@ -120,8 +159,9 @@ class CoopOptMain(xDSLOptMain):
             if previous is not None and next_pass is not None and self.args.print_between_passes:
                 print(f"IR after {previous.name}:\n{module}\n")
 
-        # LocatedPipeline: whatever a pass raises reaches the user as one CoopError line
-        self.pipeline = LocatedPipeline(self.pipeline.passes, callback)
+        # LocatedPipeline: whatever a pass raises reaches the user as one CoopError line; the
+        # spec's errors name the pass and option (coopdialect.pipeline.parse_pipeline)
+        self.pipeline = parse_pipeline(self.args.passes, callback, self.available_passes)
 
     def emit(self, prog: ModuleOp) -> str | bytes:
         """The output of the selected target for one module: text, or bytes for binary targets."""
@@ -192,16 +232,9 @@ class CoopOptMain(xDSLOptMain):
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
             return
-        directory = os.path.dirname(os.path.abspath(path))
-        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".coop-opt-", dir=directory)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
+            write_file(path, data)
         except OSError as e:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
             raise CoopError(None, f"cannot write output file: {e.strerror}", where=path) from None
 
 
@@ -218,12 +251,22 @@ def _with_offset(e: ParseError, offset: int) -> ParseError:
     return e
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Print a CoopWarning as its one located line (`file:line:col: warning: ...`)."""
+    print(str(message), file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `coop-opt` console script."""
-    warnings.simplefilter("ignore")  # stderr carries the one diagnostic line and nothing else
+    warnings.simplefilter("ignore")  # stderr carries the one diagnostic line and nothing else,
+    warnings.simplefilter("always", CoopWarning)  # after the located warnings of the passes
+    warnings.showwarning = _show_warning
     try:
         main_ = CoopOptMain(description="coopdialect modular optimizer", args=argv)
-    except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # -p and its options
+    except CoopError as e:  # -p and its options (located at <command line>)
+        print(str(e).splitlines()[0], file=sys.stderr)
+        sys.exit(1)
+    except (ValueError, KeyError, TypeError, ArgSpecParseError, ParseError) as e:  # other arguments
         print(f"<command line>: error: {spec_error_message(e)}", file=sys.stderr)
         sys.exit(1)
     if main_.args.output_file == "":

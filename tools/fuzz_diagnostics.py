@@ -61,7 +61,7 @@ def _proc_status_kb(key: str) -> int:
     return 0
 
 CATEGORIES = ("token", "line", "type_enum", "number", "shape", "nesting", "bytes", "huge",
-              "kernel_attr", "target", "cmdline", "api", "run")
+              "kernel_attr", "target", "cmdline", "api", "run", "regression")
 
 PIPELINES = [
     [],
@@ -320,6 +320,54 @@ def cmdline_cases(rng: random.Random, example: str) -> list[Case]:
     return cases
 
 
+def _read(path: str) -> str:
+    return (ROOT / path).read_text()
+
+
+_WG_NV = """func.func @k(%A: memref<4096xf16>) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %a = coop.load %A[%c0], %c16, RowMajor : memref<4096xf16> -> !coop.matrix<64x16xf16, Workgroup>
+  coop.store %a, %A[%c0], %c16, RowMajor : !coop.matrix<64x16xf16, Workgroup>, memref<4096xf16>
+  func.return
+}
+"""
+
+
+def regression_cases() -> list[Case]:
+    """Inputs that once broke the contract (each named in its note); all must keep it."""
+    gemm = _read("examples/gemm_f16.mlir")
+    big = gemm.replace("!coop.matrix<16x16xf16, Subgroup, MatrixA>", "!coop.matrix<4096x4096xf16, Subgroup, MatrixA>")
+    decode = _read("examples/block_decode_load.mlir").replace(
+        "memref<2304xi16>", "memref<2304xi16, #coop.storage_class<Workgroup>>")
+    target = (ROOT / "coopdialect" / "targets" / "h200-vulkan.json").read_bytes()
+    return [
+        # a matrix over MAX_MATRIX_ELEMENTS: located at its type, not at the file
+        Case("regression", "coop-opt", ["{case}/in.mlir"], {"in.mlir": big.encode()}, must_fail=True,
+             note="matrix over the element limit"),
+        Case("regression", "coop-opt", ["{case}/in.mlir", "-p", "convert-coop-to-spirv", "-t", "spirv"],
+             {"in.mlir": big.encode()}, must_fail=True, note="matrix over the element limit, lowered"),
+        # a workgroup-scope matrix without a Use reaching the PTX backend (was an AttributeError)
+        Case("regression", "coop-opt", ["{case}/in.mlir", "-p", "convert-coop-to-ptx", "-t", "ptx"],
+             {"in.mlir": _WG_NV.encode()}, must_fail=True, note="workgroup NV matrix to PTX"),
+        # a DecodeFunc load from Workgroup memory (SPV_NV_cooperative_matrix2: a PhysicalStorageBuffer
+        # pointer parameter), once accepted
+        Case("regression", "coop-opt", ["{case}/in.mlir"], {"in.mlir": decode.encode()}, must_fail=True,
+             note="decode from Workgroup storage"),
+        # a target description given by an unquoted path (once 'Unknown token')
+        Case("regression", "coop-opt", [str(ROOT / "examples" / "gemm_f16.mlir"), "-p",
+                                        "legalize-coop-sizes{target={case}/t.json}"], {"t.json": target},
+             note="unquoted target path"),
+        # an ill-typed pass option: one line naming the pass, the option and its type
+        Case("regression", "coop-opt", [str(ROOT / "examples" / "gemm_f16.mlir"), "-p",
+                                        "pipeline-coop-loads{stages=two}"], must_fail=True,
+             note="ill-typed pass option"),
+        Case("regression", "api", api="deserialize_none", note="reader given None"),
+        Case("regression", "api", api="disassemble_none", note="disassembler given None"),
+        Case("regression", "api", api="disassemble_short_instruction", note="operands past the word count"),
+    ]
+
+
 API_CASES = {
     "run_kernel_none": "api.run_kernel(M(), None, [], (1, 1, 1))",
     "run_kernel_float_grid": "api.run_kernel(M(), 'gemm_f16', bufs(), (1.5, 1, 1))",
@@ -356,6 +404,12 @@ API_CASES = {
     "parse_empty_ptx": "api.compile_to_ptx(api.parse(''))",
     "parse_empty_spirv": "api.compile_to_spirv(api.parse(''))",
     "get_target_int": "__import__('coopdialect.targets', fromlist=['x']).get_target(5)",
+    "deserialize_none": "__import__('coopdialect.spirv.reader', fromlist=['x']).deserialize(None)",
+    "disassemble_none": "__import__('coopdialect.spirv.disassembler', fromlist=['x']).disassemble(None)",
+    # an OpName whose word count (1) leaves out its Target: the operands run past the instruction
+    "disassemble_short_instruction": "__import__('coopdialect.spirv.disassembler', fromlist=['x']).disassemble("
+                                     "__import__('struct').pack('<6I', 0x07230203, 0x10600, 0, 9, 0, 1 << 16 | 5))",
+    "read_spirv_none": "api.read_spirv(None)",
 }
 
 
@@ -379,7 +433,9 @@ def _api_child(name: str) -> None:
         exec(API_CASES[name], {"api": api, "np": np, "M": M, "bufs": bufs})  # noqa: S102
     except (CoopError, TypeError, ValueError, OSError) as e:
         text = str(e)
-        if "\n" in text.strip() or not text.strip():
+        if _PY_LEAK.search(text):
+            print(f"VIOLATION internal: Python's own message leaked: {text}", file=sys.stderr)
+        elif "\n" in text.strip() or not text.strip():
             print(f"VIOLATION malformed: str() of {type(e).__name__} is not one line: {text!r}", file=sys.stderr)
         elif isinstance(e, CoopError) and text.startswith("<unknown>"):
             print(f"VIOLATION unlocated: {text}", file=sys.stderr)
@@ -405,6 +461,7 @@ def make_cases(n: int, seed: int, categories: tuple[str, ...] = CATEGORIES) -> l
     words = sorted({m.group() for _, t in corpus_seeds for m in _tokens(t)})
     example = str(ROOT / "examples" / "gemm_f16.mlir")
     fixed_cmd = cmdline_cases(rng, example)
+    regressions = regression_cases()
     api_names = list(API_CASES)
     cases: list[Case] = []
     counters = Counter()
@@ -414,6 +471,9 @@ def make_cases(n: int, seed: int, categories: tuple[str, ...] = CATEGORIES) -> l
         counters[cat] += 1
         if cat == "cmdline":
             cases.append(fixed_cmd[k % len(fixed_cmd)])
+            continue
+        if cat == "regression":
+            cases.append(regressions[k % len(regressions)])
             continue
         if cat == "api":
             cases.append(Case("api", "api", api=api_names[k % len(api_names)]))
@@ -467,6 +527,10 @@ _PY_ERROR = re.compile(r"\b(TypeError|ValueError|KeyError|IndexError|AttributeEr
                        r"codec can't|unsupported operand type|not subscriptable|is not iterable|"
                        r"takes \d+ positional|unexpected keyword")
 _LOC_IN_MSG = re.compile(r"\.(mlir|json|npy):\d+(:\d+)?:|<unknown>|<internal>")
+# Python's messages about its own objects, which say nothing to the caller of the API
+_PY_LEAK = re.compile(r"object of type '\w+' has no|has no len\(\)|object is not subscriptable|"
+                      r"object has no attribute|unsupported operand type|list index out of range|"
+                      r"tuple index out of range")
 
 
 def _run_child(case: Case, argv: list[str], out_path: str, err_path: str, timeout: float) -> None:
@@ -585,6 +649,8 @@ def _judge(case: Case, argv: list[str], d: str, rc: int, out: str, err: str, out
             v.append(f"unlocated: location inside the message: {lines[0][:300]}")
         elif not _located_ok(loc, argv, d, case):
             v.append(f"unlocated: {lines[0][:300]}")
+        elif loc.endswith(".mlir") and _NAMES_OP_OR_TYPE.search(msg):
+            v.append(f"unlocated: about an op or type, but no line and column: {lines[0][:300]}")
     elif rc == 0:
         if err.strip():
             v.append(f"noise: exit 0 with stderr {err.strip()[:200]!r}")
@@ -598,6 +664,10 @@ def _judge(case: Case, argv: list[str], d: str, rc: int, out: str, err: str, out
     else:
         v.append(f"exit status {rc}: {err.strip()[-200:]!r}")
     return v
+
+
+# a message about one op or type (of an IR input) is located at it, not at the file
+_NAMES_OP_OR_TYPE = re.compile(r"'[\w.]+' op |\bmatrix\b|MAX_MATRIX_ELEMENTS|!coop\.|!tensor_addr\.")
 
 
 def _located_ok(loc: str, argv: list[str], d: str, case: Case) -> bool:

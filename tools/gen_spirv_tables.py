@@ -1,12 +1,16 @@
-"""Generate ``coopdialect/spirv/grammar_tables.py`` from the Khronos ``spirv.core.grammar.json``.
+"""Generate ``coopdialect/spirv/grammar_tables.py`` from the Khronos ``spirv.core.grammar.json``
+and the grammar of the GLSL.std.450 extended instruction set.
 
 Usage::
 
-    python tools/gen_spirv_tables.py [GRAMMAR_JSON] [-o OUTPUT]
+    python tools/gen_spirv_tables.py [GRAMMAR_JSON] [--glsl GLSL_GRAMMAR_JSON] [-o OUTPUT]
 
 GRAMMAR_JSON defaults to ``$SPIRV_GRAMMAR``, else ``$SPIRV_TOOLS_CACHE/spirv.core.grammar.json``,
-else ``~/.cache/coopdialect/spirv-tools/spirv.core.grammar.json``. The output is a pure function
-of the grammar (sorted keys, ``repr`` of plain tuples/dicts), so regenerating is byte-identical.
+else ``~/.cache/coopdialect/spirv-tools/spirv.core.grammar.json``. GLSL_GRAMMAR_JSON defaults to
+``$SPIRV_GLSL_GRAMMAR``, else ``extinst.glsl.std.450.grammar.json`` in the directory of the core
+grammar (its symbolic link followed: SPIRV-Headers installs both in ``include/spirv/unified1``).
+The output is a pure function of the grammars (sorted keys, ``repr`` of plain tuples/dicts), so
+regenerating is byte-identical.
 """
 
 from __future__ import annotations
@@ -29,6 +33,16 @@ def default_grammar_path() -> Path:
     return Path.home() / ".cache" / "coopdialect" / "spirv-tools" / "spirv.core.grammar.json"
 
 
+GLSL_GRAMMAR_NAME = "extinst.glsl.std.450.grammar.json"
+
+
+def default_glsl_grammar_path(core: Path) -> Path:
+    """The GLSL.std.450 grammar: ``$SPIRV_GLSL_GRAMMAR``, else next to the (resolved) core grammar."""
+    if os.environ.get("SPIRV_GLSL_GRAMMAR"):
+        return Path(os.environ["SPIRV_GLSL_GRAMMAR"])
+    return core.resolve().parent / GLSL_GRAMMAR_NAME
+
+
 def _t(xs) -> tuple:
     return tuple(xs or ())
 
@@ -38,8 +52,8 @@ def _version(entry: dict) -> str | None:
     return None if v in (None, "None") else v
 
 
-def render(grammar: dict) -> str:
-    """Return the text of the generated module for a parsed grammar."""
+def render(grammar: dict, glsl: dict) -> str:
+    """Return the text of the generated module for the parsed core and GLSL.std.450 grammars."""
     version = f"{grammar['major_version']}.{grammar['minor_version']} rev {grammar['revision']}"
     instructions = {}
     for ins in grammar["instructions"]:
@@ -76,6 +90,14 @@ def render(grammar: dict) -> str:
     for name, (_, caps, exts, _, _) in enums["Capability"].items():
         implies[name] = caps  # a capability's "capabilities" are the ones it implicitly declares
         cap_ext[name] = exts
+    glsl_instructions = {
+        ins["opname"]: (
+            ins["opcode"],
+            tuple((o["kind"], o.get("quantifier", ""), o.get("name", "").strip("'")) for o in ins.get("operands", ())),
+            _t(ins.get("capabilities")),
+        )
+        for ins in glsl["instructions"]
+    }
     opcode_names = {}
     for name, (opcode, *_rest) in sorted(instructions.items()):
         opcode_names.setdefault(opcode, name)  # aliases share an opcode: keep the first name
@@ -96,7 +118,8 @@ def render(grammar: dict) -> str:
 
     parts = [
         '"""SPIR-V grammar tables. GENERATED FILE: do not edit.\n\n'
-        f"Grammar: spirv.core.grammar.json version {version}.\n"
+        f"Grammar: spirv.core.grammar.json version {version}; "
+        f"{GLSL_GRAMMAR_NAME} version {glsl['version']} rev {glsl['revision']}.\n"
         "Regenerate with: python tools/gen_spirv_tables.py <spirv.core.grammar.json>\n"
         '"""\n',
         f"MAGIC_NUMBER = {int(grammar['magic_number'], 0)}\n",
@@ -117,6 +140,13 @@ def render(grammar: dict) -> str:
         block("ENUM_ALIASES", "enum kind -> alias -> enumerant", aliases),
         block("CAPABILITY_IMPLIES", "capability -> capabilities it implicitly declares", implies),
         block("CAPABILITY_EXTENSIONS", "capability -> extensions that enable it", cap_ext),
+        f"GLSL_STD_450_VERSION = ({glsl['version']}, {glsl['revision']})\n",
+        block(
+            "GLSL_STD_450",
+            "GLSL.std.450 extended instruction -> (instruction number, ((operand kind, quantifier, "
+            "name), ...), capabilities)",
+            glsl_instructions,
+        ),
     ]
     return "\n".join(parts)
 
@@ -124,13 +154,19 @@ def render(grammar: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("grammar", nargs="?", type=Path, default=None)
+    ap.add_argument("--glsl", type=Path, default=None, help="extinst.glsl.std.450.grammar.json")
     ap.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
     args = ap.parse_args(argv)
     path = args.grammar or default_grammar_path()
     if not path.is_file():
         print(f"error: SPIR-V grammar not found at {path} (set SPIRV_GRAMMAR or SPIRV_TOOLS_CACHE)", file=sys.stderr)
         return 1
-    text = render(json.loads(path.read_text()))
+    glsl_path = args.glsl or default_glsl_grammar_path(path)
+    if not glsl_path.is_file():
+        print(f"error: GLSL.std.450 grammar not found at {glsl_path} (set SPIRV_GLSL_GRAMMAR or pass --glsl)",
+              file=sys.stderr)
+        return 1
+    text = render(json.loads(path.read_text()), json.loads(glsl_path.read_text()))
     args.output.write_text(text)
     return 0
 

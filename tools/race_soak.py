@@ -2,7 +2,7 @@
 
     python tools/race_soak.py [--kernel-runs 1000] [--example-runs 200]
 
-Runs issue 10's five-line kernel (a Workgroup-scope load, a barrier, a Workgroup-scope store;
+Runs a five-line kernel (a Workgroup-scope load, a barrier, a Workgroup-scope store;
 128 invocations = 4 subgroups) `--kernel-runs` times and every example kernel of examples/
 `--example-runs` times (random small-integer inputs, fixed per example), and counts per kernel:
 runs that raised (every one is a false race or another spurious error: these kernels are
@@ -70,15 +70,21 @@ def _kernel(module, wanted: str | None) -> func.FuncOp:
     return k
 
 
-def small_integer_buffers(kernel: func.FuncOp, seed: int) -> list[np.ndarray]:
+def small_integer_buffers(kernel: func.FuncOp, seed: int,
+                          given: dict[str, object] | None = None) -> list[object]:
     """Small integers for every memref argument of `kernel` (float sums stay exact; the Q4_0
-    example's f16 scales, kept in i16 words, stay finite patterns so no NaN arithmetic)."""
+    example's f16 scales, kept in i16 words, stay finite patterns so no NaN arithmetic).
+    `given` maps an argument's name to its value (a scalar argument) or to the shape of its
+    random data (a memref of dynamic size)."""
     rng = np.random.default_rng(seed)
-    out = []
-    for t in kernel.function_type.inputs.data:
-        assert isinstance(t, MemRefType)
+    given = given or {}
+    out: list[object] = []
+    for a, t in zip(kernel.args, kernel.function_type.inputs.data):
+        if not isinstance(t, MemRefType):
+            out.append(given[a.name_hint])
+            continue
         dt = numpy_dtype(t.element_type)
-        shape = t.get_shape()
+        shape = given.get(a.name_hint, t.get_shape())
         if dt.kind == "f" or dt.name == "bfloat16":
             out.append(rng.integers(-3, 4, shape).astype(dt))
         elif dt == np.int16:

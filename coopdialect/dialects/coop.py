@@ -318,6 +318,13 @@ class MatrixType(ParametrizedAttribute, TypeAttribute):
                     parser.raise_error(
                         "Rows and Columns must be positive constants", start, parser.pos
                     )
+                if d >= 2**32:
+                    parser.raise_error(f"Rows and Columns must be 32-bit integer constants, got {d}",
+                                       start, parser.pos)
+            if len(shape) == 2 and shape[0] * shape[1] > MAX_MATRIX_ELEMENTS:
+                # here, at the type, rather than in verify() where no location is known
+                parser.raise_error(f"a {shape[0]}x{shape[1]} matrix has more than MAX_MATRIX_ELEMENTS = "
+                                   f"{MAX_MATRIX_ELEMENTS} elements (coopdialect's limit)", start, parser.pos)
             if (msg := _check_component(element_type)) is not None:
                 parser.raise_error(msg, start, parser.pos)
             parser.parse_punctuation(",")

@@ -238,6 +238,147 @@ class AsyncCopyOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AsyncCopyTensorOp(IRDLOperation):
+    """Asynchronous workgroup-collective copy of a rows x cols matrix read through a tensor layout.
+
+    `coop.async_copy_tensor %src, %layout -> %dst[%doff], %dstride, rows R, cols C
+        : memref<?x?xf16>, !tensor_addr.layout<2, Constant> -> memref<..., Workgroup>`
+
+    For i < rows, j < cols: `dst[dst_offset + i*dst_stride + j]` = element (i, j) of the
+    rows x cols matrix that `OpCooperativeMatrixLoadTensorNV` (SPV_NV_cooperative_matrix2) loads
+    from `src` through `layout` with no tensor view and no DecodeFunc: the element
+    matrixCoordToTensorElement(layout, i, j, cols) (SPV_NV_tensor_addressing 3.X), with the
+    layout's clamp mode applied — Constant: clampValue's bit pattern for an out-of-bounds
+    element, ClampToEdge / Repeat / MirrorRepeat: the clamped element, Undefined: out of bounds
+    is undefined behaviour. Offsets and strides count elements. Like `coop.async_copy` the op is
+    workgroup-collective, reads its source when issued, writes its destination before the
+    `coop.async_wait_group` that retires its group, and its source is a kernel argument in global
+    memory. This is the bulk tensor copy (PTX `cp.async.bulk.tensor`) when the layout is a plain
+    box: out-of-bounds elements of a Constant-0 layout are the hardware's zero fill.
+
+    Verifier: rows/cols > 0; a Workgroup destination with the source's element type; a kernel
+    argument source; a constant destination offset/stride >= 0 and the box inside the
+    destination when both are constants.
+    """
+
+    name = "coop.async_copy_tensor"
+    source = operand_def(MemRefType)
+    layout = operand_def()
+    destination = operand_def(MemRefType)
+    destination_offset = operand_def(IndexType)
+    destination_stride = operand_def(IndexType)
+    rows = prop_def(IntAttr)
+    cols = prop_def(IntAttr)
+
+    def __init__(self, source: SSAValue, layout: SSAValue, destination: SSAValue,
+                 destination_offset: SSAValue, destination_stride: SSAValue, rows: int,
+                 cols: int):
+        super().__init__(
+            operands=[source, layout, destination, destination_offset, destination_stride],
+            properties={"rows": IntAttr(rows), "cols": IntAttr(cols)},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AsyncCopyTensorOp:
+        src = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        layout = parser.parse_unresolved_operand()
+        parser.parse_punctuation("->")
+        dst = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        doff = parser.parse_unresolved_operand()
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(",")
+        dstride = parser.parse_unresolved_operand()
+        sizes = {}
+        for key in ("rows", "cols"):
+            parser.parse_punctuation(",")
+            parser.parse_keyword(key)
+            sizes[key] = parser.parse_integer(allow_boolean=False)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        st = parser.parse_type()
+        parser.parse_punctuation(",")
+        lt = parser.parse_type()
+        parser.parse_punctuation("->")
+        dt = parser.parse_type()
+        index = IndexType()
+        op = cls(parser.resolve_operand(src, st), parser.resolve_operand(layout, lt),
+                 parser.resolve_operand(dst, dt), parser.resolve_operand(doff, index),
+                 parser.resolve_operand(dstride, index), sizes["rows"], sizes["cols"])
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(", ")
+        printer.print_operand(self.layout)
+        printer.print_string(" -> ")
+        printer.print_operand(self.destination)
+        printer.print_string("[")
+        printer.print_operand(self.destination_offset)
+        printer.print_string("], ")
+        printer.print_operand(self.destination_stride)
+        printer.print_string(f", rows {self.rows.data}, cols {self.cols.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.layout.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.destination.type)
+
+    @property
+    def box(self) -> tuple[int, int]:
+        """(rows, cols) of the copied matrix, in elements."""
+        return (self.rows.data, self.cols.data)
+
+    def verify_(self) -> None:
+        from coopdialect.dialects.tensor_addr import TensorLayoutType
+
+        st, dt = self.source.type, self.destination.type
+        assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
+        if not isinstance(self.layout.type, TensorLayoutType):
+            raise VerifyException(f"the layout must be a !tensor_addr.layout, got "
+                                  f"{self.layout.type}")
+        rows, cols = self.box
+        if rows <= 0 or cols <= 0:
+            raise VerifyException(f"rows and cols must be > 0, got rows {rows}, cols {cols}")
+        if not is_workgroup(dt):
+            raise VerifyException(
+                f"the destination must be a memref in #coop.storage_class<Workgroup> memory, got "
+                f"{dt}")
+        if not isinstance(st.memory_space, NoneAttr) and st.memory_space != StorageClassAttr(
+                StorageClass.StorageBuffer):
+            raise VerifyException(
+                f"the source must be global memory (a kernel argument, StorageBuffer), got {st}")
+        f = _enclosing_func(self)
+        if not (isinstance(self.source, BlockArgument) and f is not None
+                and self.source.owner is f.body.block):
+            raise VerifyException("the source must be a kernel argument (an argument of the "
+                                  "enclosing func.func)")
+        if st.element_type != dt.element_type:
+            raise VerifyException(f"the source and destination element types must be equal, got "
+                                  f"{st.element_type} and {dt.element_type}")
+        _check_elements(st, "the source")
+        o, s = constant_int(self.destination_offset), constant_int(self.destination_stride)
+        if s is not None and s < 0:
+            raise VerifyException(f"the destination stride must be >= 0, got {s}")
+        if o is not None and o < 0:
+            raise VerifyException(f"the destination offset must be >= 0, got {o}")
+        if o is not None and s is not None:
+            size = 1
+            for d in dt.get_shape():
+                size *= d
+            last = o + (rows - 1) * s + cols - 1
+            if last >= size:
+                raise VerifyException(
+                    f"the {rows}x{cols} box reaches element {last} of the destination, which has "
+                    f"{size} elements (offset {o}, stride {s})")
+
+
+@irdl_op_definition
 class AsyncCommitGroupOp(IRDLOperation):
     """Close the group of `coop.async_copy` ops issued since the previous commit (may be empty).
 
@@ -281,7 +422,8 @@ class AsyncWaitGroupOp(IRDLOperation):
                                   f"{self.pending.data}")
 
 
-ASYNC_OPS = (AllocWorkgroupOp, AsyncCopyOp, AsyncCommitGroupOp, AsyncWaitGroupOp)
+ASYNC_OPS = (AllocWorkgroupOp, AsyncCopyOp, AsyncCopyTensorOp, AsyncCommitGroupOp,
+             AsyncWaitGroupOp)
 
 
 WORKGROUP = StorageClassAttr(StorageClass.Workgroup)

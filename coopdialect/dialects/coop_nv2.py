@@ -54,6 +54,8 @@ from coopdialect.dialects.coop import (
     MatrixType,
     MemoryAccessAttr,
     Scope,
+    StorageClass,
+    StorageClassAttr,
     Use,
     _check_memory_access,
     _check_pointer,
@@ -189,6 +191,12 @@ class LoadTensorOp(_TensorMemoryOp):
             return
         lt = self.layout.type
         assert isinstance(lt, TensorLayoutType)
+        space = self.pointer.type.memory_space
+        if isinstance(space, StorageClassAttr) and space.data != StorageClass.StorageBuffer:
+            # the DecodeFunc's first parameter is a PhysicalStorageBuffer pointer into Pointer's
+            # memory: a Workgroup buffer has no such address
+            raise VerifyException(f"a DecodeFunc needs Pointer in buffer memory (its first parameter is a "
+                                  f"PhysicalStorageBuffer pointer), got {space.data.value} storage ({inst})")
         f = lookup_func(self, self.decode_func, "DecodeFunc")
         ins, outs = f.function_type.inputs.data, f.function_type.outputs.data
         want = 2 + 2 * lt.rank

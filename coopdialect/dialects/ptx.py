@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DictionaryAttr, IntAttr, StringAttr, UnitAttr
 from xdsl.ir import (Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue,
                      TypeAttribute)
 from xdsl.irdl import (
@@ -84,14 +84,17 @@ class KernelOp(IRDLOperation):
 
     `params` are the parameter names in order: `.param .u64` pointers, except those listed in
     `tensor_maps`, which are `.param .align 64 .b8 NAME[128]` CUtensorMap objects (PTX ISA
-    5.5.8). `reqntid` is the `.reqntid x, y, z` directive (from `coop.workgroup_size`);
+    5.5.8), and those `scalar_params` maps to their type (`u32`, `u64`, `f32`, `b16`: `.param
+    .u32 NAME`, the value of a scalar kernel argument). `reqntid` is the `.reqntid x, y, z` directive (from `coop.workgroup_size`);
     a warp-specialized kernel has `maxntid` + `minnctapersm 1` instead (a register cap at entry,
     which `setmaxnreg` needs). `dynamic_shared` is the bytes of `.extern .shared` memory the
     kernel uses (the launch asks for them); `cluster` the `.reqnctapercluster x, y, z` CTAs per
     cluster (PTX ISA 11.4.4). `launch` is the launch description (JSON text,
     `coopdialect.ptx.launch`) when the host must do more than pass one pointer per argument.
-    `arg_types` are the source function's memref argument types, one per memref argument
-    (what `coopdialect.ptx.launch.describe` reports as the kernel's buffers).
+    `arg_types` are the source function's argument types, one per argument (memrefs and
+    scalars: what `coopdialect.ptx.launch.describe` reports as the kernel's arguments); `grid`
+    the source function's declared grid (`coop.grid`), which the launch description gives as
+    host expressions.
     """
 
     name = "ptx.kernel"
@@ -104,6 +107,8 @@ class KernelOp(IRDLOperation):
     launch = opt_prop_def(StringAttr)
     arg_types = opt_prop_def(ArrayAttr)
     cluster = opt_prop_def(ArrayAttr)
+    scalar_params = opt_prop_def(DictionaryAttr)
+    grid = opt_prop_def(AffineMapAttr)
     body = region_def()
 
     def __init__(self, sym_name: str, params: Sequence[str], blocks: Sequence[Block],
@@ -111,7 +116,9 @@ class KernelOp(IRDLOperation):
                  arg_types: Sequence[Attribute] | None = None, *,
                  maxntid: Sequence[int] | None = None, tensor_maps: Sequence[str] = (),
                  dynamic_shared: int = 0, launch: str | None = None,
-                 cluster: Sequence[int] | None = None):
+                 cluster: Sequence[int] | None = None,
+                 scalar_params: dict[str, str] | None = None,
+                 grid: AffineMapAttr | None = None):
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "params": ArrayAttr([StringAttr(p) for p in params]),
@@ -130,7 +137,20 @@ class KernelOp(IRDLOperation):
             props["launch"] = StringAttr(launch)
         if cluster is not None:
             props["cluster"] = ArrayAttr([IntAttr(x) for x in cluster])
+        if scalar_params:
+            props["scalar_params"] = DictionaryAttr({k: StringAttr(v)
+                                                     for k, v in scalar_params.items()})
+        if grid is not None:
+            props["grid"] = grid
         super().__init__(properties=props, regions=[Region(list(blocks))])
+
+    def param_type(self, param: str) -> str:
+        """The `.param` type of a parameter: `u64` (a pointer), `tensormap` or a scalar's type."""
+        if self.tensor_maps is not None and any(p.data == param for p in self.tensor_maps):
+            return "tensormap"
+        if self.scalar_params is not None and param in self.scalar_params.data:
+            return self.scalar_params.data[param].data
+        return "u64"
 
     @property
     def dynamic_shared_name(self) -> str:
@@ -285,14 +305,31 @@ class UnpackOp(PtxOp):
 
 @irdl_op_definition
 class LdParamOp(PtxOp):
-    """`ld.param.u64 d, [PARAM];` — read a kernel pointer parameter."""
+    """`ld.param.TYPE d, [PARAM];` (9.7.9.8) — read a kernel parameter: TYPE `u64` (a pointer,
+    the default; an i64/index scalar), `u32`, `f32` or `b16` (scalars), into a register of
+    class `PARAM_REGS[TYPE]`."""
 
     name = "ptx.ld_param"
     param = prop_def(StringAttr)
+    type = opt_prop_def(StringAttr)
     out = result_def(RegType)
 
-    def __init__(self, param: str):
-        super().__init__(result_types=[B64], properties={"param": StringAttr(param)})
+    PARAM_REGS: ClassVar[dict[str, str]] = {"u64": "b64", "u32": "b32", "f32": "f32", "b16": "b16"}
+
+    def __init__(self, param: str, type: str = "u64"):
+        props: dict[str, Attribute] = {"param": StringAttr(param)}
+        if type != "u64":
+            props["type"] = StringAttr(type)
+        super().__init__(result_types=[RegType(self.PARAM_REGS[type])], properties=props)
+
+    @property
+    def param_type(self) -> str:
+        return self.type.data if self.type is not None else "u64"
+
+    def verify_(self) -> None:
+        t = self.param_type
+        if t not in self.PARAM_REGS or reg_kind(self.out) != self.PARAM_REGS[t]:
+            raise VerifyException(f"ld.param.{t} needs a .{self.PARAM_REGS.get(t, '?')} register")
 
 
 @irdl_op_definition
@@ -722,3 +759,23 @@ BarWarpSyncOp = _inst("BarWarpSyncOp", "bar.warp.sync",
                       "the participating threads' memory accesses.")
 
 PTX = Dialect(PTX.name, [*PTX.operations, ShflSyncOp, BarWarpSyncOp], list(PTX.attributes))
+
+
+# --------------------------------------------------------------------------------------------
+# Special functions and float helpers (the math dialect's lowering, ptx/math_rules.py)
+# --------------------------------------------------------------------------------------------
+
+Ex2Op = _inst("Ex2Op", "ex2", "`ex2.approx{.ftz}.f32 d, a` (9.7.3.21): 2^a, at most 2 ulp from the "
+              "correctly rounded result.")
+Lg2Op = _inst("Lg2Op", "lg2", "`lg2.approx{.ftz}.f32 d, a` (9.7.3.20): log2(a), absolute error 2^-22 "
+              "in (0.5, 2), relative error 2^-22 elsewhere.")
+SqrtOp = _inst("SqrtOp", "sqrt", "`sqrt.rn.f32` / `sqrt.rn.f64` (9.7.3.15): correctly rounded square root.")
+RsqrtOp = _inst("RsqrtOp", "rsqrt", "`rsqrt.approx.f32 d, a` (9.7.3.16): 1/sqrt(a), relative error "
+                "2^-22.9.")
+TanhOp = _inst("TanhOp", "tanh", "`tanh.approx.f32 d, a` (9.7.3.22, sm_75): relative error 2^-11.",
+               (7, 0))
+AbsOp = _inst("AbsOp", "abs", "`abs.f32` / `abs.f64` (9.7.3.6): |a|.")
+CopysignOp = _inst("CopysignOp", "copysign", "`copysign.f32 d, a, b` (9.7.3.2): |b| with the sign of a.")
+
+PTX = Dialect(PTX.name, [*PTX.operations, Ex2Op, Lg2Op, SqrtOp, RsqrtOp, TanhOp, AbsOp, CopysignOp],
+              list(PTX.attributes))

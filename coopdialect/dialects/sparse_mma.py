@@ -1,7 +1,7 @@
 """The `sparse_mma` dialect: 2:4 structured-sparse warpgroup MMA (PTX `wgmma.mma_async.sp`, sm_90a).
 
 Spec: PTX ISA 9.7.15.6 "Asynchronous Warpgroup Level Multiply-and-Accumulate Operation using
-wgmma.mma_async.sp" (shared/specs/004_*.txt), with the figure facts of shared/docs/ptx-wgmma-sparse.md.
+wgmma.mma_async.sp"; docs/sparse.md gives the metadata and fragment facts the lowering uses.
 
 Operands are workgroup-scope cooperative matrices (`!coop.matrix<RxCxT, Workgroup, Use>`), so one
 warpgroup (128 invocations) owns each product and `coop.load`/`coop.store` move them:

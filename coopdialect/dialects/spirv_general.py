@@ -22,6 +22,11 @@ back (SPIR-V spec 3.42 instructions; 2.4 logical layout):
   like the constants; glslang emits it for `length()` of an NV matrix and expressions over it.
 * `spirv.Source` (module level, OpSource + OpSourceExtension): debug information kept so that
   it round-trips: source language (a SourceLanguage enumerant), version and extension names.
+* the other instructions glslang emits in compute shaders: `spirv.VectorShuffle %a, %b
+  {indices = array<i32: ...>}` (OpVectorShuffle, literal Components), `spirv.CopyObject`,
+  `spirv.VectorTimesScalar`, `spirv.FRem` / `spirv.FMod`, the unordered float comparisons
+  `spirv.FUnord*` (glslang's `!=` on floats is OpFUnordNotEqual), `spirv.IsNan` / `spirv.IsInf`,
+  and the terminator `spirv.Unreachable`.
 """
 
 from __future__ import annotations
@@ -40,11 +45,22 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from coopdialect.dialects.spirv import ConstantOp, SpirvInstruction, _scalar_attr, scalar_type
+from coopdialect.dialects.spirv import (
+    ConstantOp,
+    SpirvInstruction,
+    _binary,
+    _Compare,
+    _IndexedComposite,
+    _scalar_attr,
+    _Unary,
+    scalar_type,
+)
 from coopdialect.dialects.spirv_types import PointerType, _check_enumerant
 
 
@@ -328,6 +344,64 @@ class ControlBarrierOp(SpirvInstruction):
         super().__init__(operands=[execution, memory, semantics])
 
 
-GENERAL_INSTRUCTION_OPS = [VariableOp, FunctionCallOp, ExtInstOp, ControlBarrierOp]
+@irdl_op_definition
+class VectorShuffleOp(_IndexedComposite):
+    """`spirv.VectorShuffle %a, %b {indices = array<i32: ...>}`: OpVectorShuffle (spec 3.42.12).
+    Component i of the result is component `indices[i]` of the concatenation of %a and %b
+    (0xFFFFFFFF: undefined); the result is a vector of `len(indices)` components of %a's type."""
+
+    name = "spirv.VectorShuffle"
+    OPNAME: ClassVar[str] = "OpVectorShuffle"
+    vector1 = operand_def()
+    vector2 = operand_def()
+    result = result_def()
+
+    def spirv_operands(self) -> list[object]:
+        return [*self.operands, *(c & 0xFFFFFFFF for c in self.indices.get_values())]
+
+    @classmethod
+    def from_spirv(cls, result_types: list[Attribute], items: list[object]) -> SpirvInstruction:
+        # the undefined Component 0xFFFFFFFF is -1 in the i32 array
+        return super().from_spirv(result_types, [i - (1 << 32) if isinstance(i, int) and i >= 1 << 31 else i
+                                                 for i in items])
+
+    def verify_(self) -> None:
+        from xdsl.dialects.builtin import VectorType
+
+        a, b, r = self.vector1.type, self.vector2.type, self.result.type
+        if not all(isinstance(t, VectorType) for t in (a, b, r)) or not (
+                a.element_type == b.element_type == r.element_type):
+            raise VerifyException("Vector 1, Vector 2 and Result Type must be vectors of one component type "
+                                  "(OpVectorShuffle)")
+        n = a.get_shape()[0] + b.get_shape()[0]
+        comps = list(self.indices.get_values())
+        if len(comps) != r.get_shape()[0] or any(c != -1 and not 0 <= c < n for c in comps):
+            raise VerifyException(f"OpVectorShuffle needs one Component per result component, each below {n} "
+                                  "(or 0xFFFFFFFF)")
+
+
+@irdl_op_definition
+class UnreachableOp(SpirvInstruction):
+    """`spirv.Unreachable`: OpUnreachable, a block terminator that is never executed."""
+
+    name = "spirv.Unreachable"
+    OPNAME: ClassVar[str] = "OpUnreachable"
+    traits = traits_def(IsTerminator())
+    assembly_format = "attr-dict"
+
+
+CopyObjectOp = _binary("CopyObject", "OpCopyObject", _Unary)
+IsNanOp = _binary("IsNan", "OpIsNan", _Unary)
+IsInfOp = _binary("IsInf", "OpIsInf", _Unary)
+FRemOp = _binary("FRem", "OpFRem")
+FModOp = _binary("FMod", "OpFMod")
+VectorTimesScalarOp = _binary("VectorTimesScalar", "OpVectorTimesScalar")
+UNORDERED_COMPARE_OPS = [_binary(n, "Op" + n, _Compare) for n in (
+    "FUnordEqual", "FUnordNotEqual", "FUnordLessThan", "FUnordLessThanEqual", "FUnordGreaterThan",
+    "FUnordGreaterThanEqual")]
+
+GENERAL_INSTRUCTION_OPS = [VariableOp, FunctionCallOp, ExtInstOp, ControlBarrierOp, VectorShuffleOp, UnreachableOp,
+                           CopyObjectOp, IsNanOp, IsInfOp, FRemOp, FModOp, VectorTimesScalarOp,
+                           *UNORDERED_COMPARE_OPS]
 GENERAL_MODULE_OPS = [ExtInstImportOp, ConstantCompositeOp, SpecConstantCompositeOp, SpecConstantOp,
                       SpecConstantOperationOp, SourceOp]

@@ -319,7 +319,7 @@ def check_layout_operand(layout: SSAValue, inst: str) -> None:
 
 _INT_OPS = {"OpIAdd", "OpISub", "OpIMul", "OpSDiv", "OpUDiv", "OpSRem", "OpSMod", "OpUMod", "OpBitwiseAnd",
             "OpBitwiseOr", "OpBitwiseXor"}
-_FLOAT_OPS = {"OpFAdd", "OpFSub", "OpFMul", "OpFDiv"}
+_FLOAT_OPS = {"OpFAdd", "OpFSub", "OpFMul", "OpFDiv", "OpFRem", "OpFMod"}
 _SHIFTS = {"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"}
 
 
@@ -428,11 +428,11 @@ def check_conversion(op) -> None:
 
 
 def check_compare(op) -> None:
-    """Comparison instructions (SPIR-V 3.42.15): integer (I*, S*, U*), float (FOrd*) or boolean
+    """Comparison instructions (SPIR-V 3.42.15): integer (I*, S*, U*), float (FOrd*, FUnord*) or boolean
     (Logical*) operands of one component count and width; Result Type booleans of that count."""
     inst = op.OPNAME
     a, b, r = _shape(op.lhs.type), _shape(op.rhs.type), _shape(op.result.type)
-    want = "bool" if inst in _BOOL_COMPARES else "float" if inst.startswith("OpFOrd") else "int"
+    want = "bool" if inst in _BOOL_COMPARES else "float" if inst.startswith(("OpFOrd", "OpFUnord")) else "int"
     if a[0] != want or b[0] != want or a[2] != b[2] or a[1] != b[1] or r[0] != "bool" or r[2] != a[2]:
         raise _fail(f"the operands must be {want} scalars or vectors of one shape and Result Type booleans of "
                     "their count", inst)

@@ -9,7 +9,8 @@ only Python scalars. `CoopArithFunctions` replaces them (register it after xDSL'
   results wrap to the result width (two's complement, xDSL's signed-int convention);
   division by zero and shifts >= width are undefined and raise;
 * floats: constant (rounded once to the type), addf, subf, mulf, divf, negf, cmpf, extf, truncf,
-  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf — each result rounded to the result type
+  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf (NaN-propagating), minnumf, maxnumf (a NaN
+  operand gives the other operand, IEEE 754 minNum/maxNum) — each result rounded to the result type
   (numpy float16/float32, ml_dtypes bfloat16/float8); fptosi/fptoui of NaN or out-of-range
   values (poison in MLIR) raise;
 * bitcast: the bits reinterpreted between same-width integer and float types (i16 <-> f16).
@@ -307,6 +308,14 @@ class CoopArithFunctions(InterpreterFunctions):
     def run_maximumf(self, interpreter, op, args):
         return self._binary_float(op, args, np.maximum)
 
+    @impl(arith.MinnumfOp)
+    def run_minnumf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.fmin)
+
+    @impl(arith.MaxnumfOp)
+    def run_maxnumf(self, interpreter, op, args):
+        return self._binary_float(op, args, np.fmax)
+
     @impl(arith.NegfOp)
     def run_negf(self, interpreter, op, args):
         dt = _float_dtype(op, op.result.type)
@@ -334,15 +343,20 @@ class CoopArithFunctions(InterpreterFunctions):
         r = np.asarray(r, dtype=bool)
         return (r if any(is_lanes(a) for a in args) else bool(r[()]),)
 
-    @impl(arith.ExtFOp)
-    def run_extf(self, interpreter, op, args):
+    def _resize_float(self, op, args):
+        """One rounding from the exact (float64) value to the result type."""
         dt = _float_dtype(op, op.result.type)
         return (_float_result(round_from_f64(np.asarray(args[0]).astype(np.float64), dt), dt,
                               is_lanes(args[0])),)
 
+    @impl(arith.ExtFOp)
+    def run_extf(self, interpreter, op, args):
+        return self._resize_float(op, args)
+
     @impl(arith.TruncFOp)
     def run_truncf(self, interpreter, op, args):
-        return self.run_extf(interpreter, op, args)  # one rounding from the exact float64 value
+        # not self.run_extf: an @impl method called directly returns xDSL's (values, terminator) pair
+        return self._resize_float(op, args)
 
     def _int_to_float(self, interpreter, op, args, signed: bool):
         dt = _float_dtype(op, op.result.type)

@@ -40,6 +40,12 @@ from coopdialect.interpreter.common import (
 from coopdialect.interpreter.coop import memref_view
 from coopdialect.interpreter.lockstep import WORKGROUP_COLLECTIVE
 from coopdialect.interpreter.races import access, pending_name
+from coopdialect.interpreter.tensor_addr import (
+    AddressingError,
+    LayoutValue,
+    clamp_value_as,
+    tensor_element_indices,
+)
 
 
 def _box(op: Operation, what: str, rows: int, cols: int, offset: int, stride: int,
@@ -71,6 +77,14 @@ def issue_copy(interpreter: Interpreter, op: coop_async.AsyncCopyOp, wg: Workgro
     rows, cols = op.box
     sidx = _box(op, "source", rows, cols, ints[0], ints[1], sview.size)
     didx = _box(op, "destination", rows, cols, ints[2], ints[3], dview.size)
+    access(interpreter, op, src, sidx, write=False, once=True)
+    return _issue(interpreter, op, wg, dst, dview, didx, sview[sidx].copy())
+
+
+def _issue(interpreter: Interpreter, op: Operation, wg: Workgroup, dst: Any, dview: np.ndarray,
+           didx: np.ndarray, data: np.ndarray) -> PendingCopy:
+    """Issue a copy of `data` (read now) into the elements `didx` of `dst`; InterpreterError
+    when a pending copy still writes one of them."""
     raw = dst.data_ptr.raw
     base = raw.offset // dview.dtype.itemsize
     size = len(memoryview(raw.memory).cast("B")) // dview.dtype.itemsize
@@ -80,11 +94,40 @@ def issue_copy(interpreter: Interpreter, op: coop_async.AsyncCopyOp, wg: Workgro
         raise fail(op, f"writes element [{hit}] of {pending_name(other)} that the "
                        f"{other.op.name} at {location_of(other.op)} (group {other.group}) has "
                        "not completed: a coop.async_wait_group must retire its group first")
-    access(interpreter, op, src, sidx, write=False, once=True)
     access(interpreter, op, dst, didx, write=True, once=True)
-    copy = PendingCopy(op, raw.memory, dview, base, didx + base, sview[sidx].copy())
+    copy = PendingCopy(op, raw.memory, dview, base, didx + base, data)
     wg.async_copies.issue(copy, size)
     return copy
+
+
+def issue_tensor_copy(interpreter: Interpreter, op: coop_async.AsyncCopyTensorOp, wg: Workgroup,
+                      src: Any, layout: LayoutValue, dst: Any, doff: int,
+                      dstride: int) -> PendingCopy:
+    """The workgroup's one execution of a `coop.async_copy_tensor`: the rows x cols matrix that
+    OpCooperativeMatrixLoadTensorNV would load through `layout` (no view, no DecodeFunc; the
+    interpreter's `tensor_element_indices`, clampValue's bits for Constant-mode out-of-bounds
+    elements), read now and written to `dst[doff + i*dstride + j]` when its group completes."""
+    st, dt = op.source.type, op.destination.type
+    assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
+    sview = memref_view(op, src, st)
+    dview = memref_view(op, dst, dt)
+    rows, cols = op.box
+    didx = _box(op, "destination", rows, cols, doff, dstride, dview.size)
+    try:
+        a = tensor_element_indices(layout, rows, cols, None, False)
+    except AddressingError as e:
+        raise fail(op, str(e)) from None
+    sel = ~a.discarded
+    bad = sel & (a.index >= sview.size)
+    if bad.any():
+        r, c = (int(v[0]) for v in np.nonzero(bad))
+        raise fail(op, f"out-of-bounds copy: element ({r}, {c}) is at index "
+                       f"{int(a.index[r, c])}, outside the {sview.size} elements of the source")
+    data = np.empty((rows, cols), sview.dtype)
+    data[a.discarded] = clamp_value_as(sview.dtype, layout.state.clamp_value)
+    data[sel] = sview[a.index[sel]]
+    access(interpreter, op, src, a.index[sel], write=False, once=True)
+    return _issue(interpreter, op, wg, dst, dview, didx, data)
 
 
 @register_impls
@@ -121,6 +164,17 @@ class CoopAsyncFunctions(InterpreterFunctions):
         issue_copy(interpreter, op, subgroup_context(interpreter).workgroup, src, dst, ints)
         return ()
 
+    @impl(coop_async.AsyncCopyTensorOp)
+    def run_async_copy_tensor(self, interpreter: Interpreter, op: coop_async.AsyncCopyTensorOp,
+                              args: PythonValues):
+        # workgroup-collective like coop.async_copy
+        src, layout, dst, doff, dstride = args
+        ints = tuple(int(uniform(op, v, what)) for v, what in (
+            (doff, "the destination offset"), (dstride, "the destination stride")))
+        issue_tensor_copy(interpreter, op, subgroup_context(interpreter).workgroup, src, layout,
+                          dst, *ints)
+        return ()
+
     @impl(coop_async.AsyncCommitGroupOp)
     def run_async_commit_group(self, interpreter: Interpreter,
                                op: coop_async.AsyncCommitGroupOp, args: PythonValues):
@@ -140,6 +194,7 @@ class CoopAsyncFunctions(InterpreterFunctions):
 
 
 WORKGROUP_COLLECTIVE.update({coop_async.AllocWorkgroupOp, coop_async.AsyncCopyOp,
+                             coop_async.AsyncCopyTensorOp,
                              coop_async.AsyncCommitGroupOp, coop_async.AsyncWaitGroupOp})
 
 

@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    AnyFloat,
     DenseArrayBase,
     IndexType,
     IntegerType,
@@ -46,6 +45,7 @@ from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import ParseError
 
+from coopdialect.dialects.coop_kernel import dispatch_grid, scalar_value
 from coopdialect.interpreter.common import (
     InterpreterError,
     SubgroupContext,
@@ -61,12 +61,13 @@ WORKGROUP_SIZE_ATTR = "coop.workgroup_size"
 
 def register_implementations(interpreter: Interpreter) -> None:
     """Register every impl coopdialect kernels need: xDSL's func/builtin/scf/arith/memref, with
-    coopdialect's arith, scf and memref overrides, and the coop and gpu impls."""
+    coopdialect's arith, scf and memref overrides, and the coop, gpu and math impls."""
     from xdsl.interpreters.arith import ArithFunctions
 
     from coopdialect.interpreter.arith import CoopArithFunctions
     from coopdialect.interpreter.coop import CoopFunctions
     from coopdialect.interpreter.gpu import GpuFunctions
+    from coopdialect.interpreter.math import MathFunctions
     from coopdialect.interpreter.memref import CoopMemRefFunctions
     from coopdialect.interpreter.scf import CoopScfFunctions
     from coopdialect.interpreter.sparse_mma import SparseMmaFunctions
@@ -77,7 +78,7 @@ def register_implementations(interpreter: Interpreter) -> None:
     for impls in (FuncFunctions(), BuiltinFunctions(), ArithFunctions(), CoopScfFunctions(),
                   CoopMemRefFunctions(), CoopFunctions(), GpuFunctions(),
                   SparseMmaFunctions(), TensorAddrFunctions(), CoopNV2Functions(),
-                  CoopAsyncFunctions()):
+                  CoopAsyncFunctions(), MathFunctions()):
         interpreter.register_implementations(impls)
     interpreter.register_implementations(CoopArithFunctions(), override=True)
 
@@ -129,13 +130,15 @@ def _wrap_arguments(kernel: func.FuncOp, buffers: Sequence[Any]):
     for i, (t, buf) in enumerate(zip(inputs, buffers)):
         if isinstance(t, MemRefType):
             args.append(_wrap_memref(kernel, i, t, buf, copy_backs))
-        elif isinstance(t, IntegerType | IndexType) and isinstance(buf, int | np.integer):
-            args.append(int(buf))
-        elif isinstance(t, AnyFloat) and isinstance(buf, float | int | np.floating):
-            args.append(np.asarray(buf, dtype=np.float64).astype(numpy_dtype(t))[()])
-        else:
-            raise InterpreterError(kernel, f"argument {i} has type {t}; cannot pass a "
-                                           f"{type(buf).__name__}")
+            continue
+        try:
+            value = scalar_value(t, buf)
+        except (TypeError, ValueError) as e:
+            raise InterpreterError(kernel, f"argument {i} ({t}): {e}") from None
+        if isinstance(t, IntegerType | IndexType):
+            args.append(value)
+        else:  # rounded once to the argument's float type
+            args.append(np.asarray(value, dtype=np.float64).astype(numpy_dtype(t))[()])
     return args, copy_backs
 
 
@@ -168,34 +171,42 @@ def _wrap_memref(kernel: func.FuncOp, i: int, t: MemRefType, buf: Any,
 
 
 def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[Any],
-               grid: tuple[int, int, int], *, subgroup_size: int = 32) -> None:
+               grid: tuple[int, int, int] | None = None, *, subgroup_size: int = 32) -> None:
     """Run `func.func @kernel` of `module` over `grid` workgroups, in place on `buffers`.
 
     * `buffers`: one per kernel argument, in order. A memref argument takes a numpy array of the
       memref's shape (`?` dims accept any size) and exact dtype (f16 float16, bf16
       ml_dtypes.bfloat16, f32 float32, iN/siN intN, uiN uintN, ...); stores land in the caller's
       array (zero-copy for C-contiguous writable arrays; others are copied in and, if writable,
-      copied back at the end; stores into a read-only array are dropped). Scalar arguments take
-      Python numbers.
-    * `grid`: workgroups along (x, y, z). The workgroup size is the kernel's
+      copied back at the end; stores into a read-only array are dropped). A scalar argument
+      (i32, i64, index, f32, f16) takes a Python or numpy number: an integer within the type's
+      range for the integer types (`coop_kernel.scalar_value`), any number for the float
+      types, rounded once to the type.
+    * `grid`: workgroups along (x, y, z); None: the grid the kernel declares (`coop.grid`,
+      evaluated with its scalar arguments). The workgroup size is the kernel's
       `coop.workgroup_size = array<i32: x, y, z>` (invocations); a workgroup has
       ceil(x*y*z / subgroup_size) subgroups.
     * `subgroup_size`: invocations per subgroup (32 on NVIDIA GPUs).
 
     Raises InterpreterError (one line: `file:line:col: error: 'op' op message (workgroup (x, y,
-    z), subgroup s)`) for bad arguments, a missing workgroup size, and every run-time error:
+    z), subgroup s)`) for bad arguments, a missing workgroup size or grid, and every run-time error:
     out-of-bounds accesses, forbidden strides, undefined conversions, divergent control flow, ...
     """
     found = SymbolTable.lookup_symbol(module, kernel)
     if not isinstance(found, func.FuncOp):
         raise InterpreterError(None, f"no func.func @{kernel} in the module")
     block_dim = _workgroup_size(found)
-    if len(grid) != 3 or any(int(g) <= 0 for g in grid):
-        raise InterpreterError(found, f"grid must be three positive counts, got {grid}")
     if subgroup_size <= 0:
         raise InterpreterError(found, f"subgroup_size must be positive, got {subgroup_size}")
-    grid = (int(grid[0]), int(grid[1]), int(grid[2]))
     args, copy_backs = _wrap_arguments(found, buffers)
+    if grid is None:
+        try:
+            grid = dispatch_grid(found, buffers)
+        except ValueError as e:
+            raise InterpreterError(found, str(e)) from None
+    if len(grid) != 3 or any(int(g) <= 0 for g in grid):
+        raise InterpreterError(found, f"grid must be three positive counts, got {grid}")
+    grid = (int(grid[0]), int(grid[1]), int(grid[2]))
     invocations = block_dim[0] * block_dim[1] * block_dim[2]
     nsub = -(-invocations // subgroup_size)
     races = _race_tracker(found, args)
@@ -235,7 +246,8 @@ def _race_tracker(kernel: func.FuncOp, args: list[Any]) -> RaceTracker:
     return races
 
 
-def interpret_file(path: str, kernel: str, buffers: Sequence[Any], grid: tuple[int, int, int],
+def interpret_file(path: str, kernel: str, buffers: Sequence[Any],
+                   grid: tuple[int, int, int] | None = None,
                    *, subgroup_size: int = 32) -> ModuleOp:
     """Parse (with op locations) and verify the IR file `path`, then `run_kernel` on it.
 

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType
 from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Operation
 
 from coopdialect.dialects import coop
 from coopdialect.interpreter.common import set_subgroup_context
+from coopdialect.interpreter.math import BINARY_FLOAT, UNARY_FLOAT
 from coopdialect.interpreter.coop import memref_view
 from coopdialect.interpreter.lockstep_values import Varying
 from coopdialect.interpreter.races import has_repeats
@@ -227,5 +228,6 @@ for _t in (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp, 
            arith.ShRUIOp, arith.CmpiOp, arith.SelectOp, arith.IndexCastOp, arith.ExtSIOp,
            arith.ExtUIOp, arith.TruncIOp, arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp,
            arith.MinimumfOp, arith.MaximumfOp, arith.NegfOp, arith.CmpfOp, arith.ExtFOp,
-           arith.TruncFOp, arith.SIToFPOp, arith.UIToFPOp, arith.FPToSIOp, arith.FPToUIOp):
+           arith.TruncFOp, arith.SIToFPOp, arith.UIToFPOp, arith.FPToSIOp, arith.FPToUIOp,
+           arith.MinnumfOp, arith.MaxnumfOp, *UNARY_FLOAT, *BINARY_FLOAT, math.FmaOp):
     FAST[_t] = _fast_arith

@@ -259,7 +259,7 @@ class RaceTracker:
               write: bool, wgs: bool, did: str) -> InterpreterError:
         who = "a Workgroup-scope matrix " + ("store" if write else "load") if wgs else \
             "this subgroup"
-        if wgs and type(op).__name__ == "AsyncCopyOp":  # runs once per workgroup
+        if wgs and type(op).__name__ in ("AsyncCopyOp", "AsyncCopyTensorOp"):  # once per workgroup
             who = f"the workgroup-collective {op.name}"
         verb = "writes" if write else "reads"
         other_wg = (other >> _WG_SHIFT) - 1

@@ -70,6 +70,15 @@ class LayoutError(Exception):
     """The matrix type has no fragment layout on this backend (message says why)."""
 
 
+def missing_use(op) -> str | None:
+    """Why `op` has no workgroup-scope (wgmma) lowering when one of its matrices lacks a Use:
+    wgmma tells A, B and C apart by Use, and an NV matrix has none. None when all have one."""
+    for v in (*op.operands, *op.results):
+        if isinstance(v.type, MatrixType) and v.type.is_nv:
+            return f"workgroup-scope matrices without a Use (NV) have no wgmma lowering: give {v.type} a Use"
+    return None
+
+
 def subgroup_layout(t: MatrixType) -> FragLayout:
     """The mma.sync fragment layout of a subgroup-scope matrix type; LayoutError if none."""
     if t.is_nv:

@@ -4,10 +4,13 @@ value map and emission helpers every rule shares. The rule modules import it; th
 (`lower.py`) imports them.
 
 The kernel convention (DESIGN.md): memref arguments are global buffers, read from `.param .u64`
-pointers; `index` is 64-bit (`.b64` registers, `.s64`/`.u64` arithmetic); `gpu` ids read
+pointers (any shape, `?` included); scalar arguments are `.param`s of their type
+(`SCALAR_PARAM_TYPES`: i32 `.u32`, i64 and index `.u64`, f32 `.f32`, f16 `.b16`), read once at
+entry; the parameters are in argument order; `index` is 64-bit (`.b64` registers, `.s64`/`.u64` arithmetic); `gpu` ids read
 `%ctaid`/`%tid`/`%laneid`; `scf.for` becomes a header block with a `setp`/`@p bra` exit test and
-a back edge whose block arguments carry the iteration values. A subgroup-scope coop matrix is a
-list of per-lane fragment registers (`coopdialect.ptx.fragments`); the coop-op rules live in
+a back edge whose block arguments carry the iteration values (`scf.while` likewise, its `before`
+region in the header); an i1 is a predicate register (and/or/xor.pred). A subgroup-scope coop
+matrix is a list of per-lane fragment registers (`coopdialect.ptx.fragments`); the coop-op rules live in
 `coop_rules.py`, the workgroup-scope (wgmma) rules in `wgmma.py`, the rules of `func`, `arith`,
 `scf` and `gpu` in `scalar_rules.py`.
 
@@ -42,6 +45,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import gpu as cgpu
+from coopdialect.dialects.coop_kernel import GRID_ATTR, SCALAR_TYPES, scalar_type_name
 from coopdialect.dialects.ptx import RegType
 from coopdialect.errors import CoopError
 
@@ -177,6 +181,22 @@ def float_literal(t: Attribute, value: float) -> str:
     return "0x%04X" % int(np.array(value, dtype=ml_dtypes.bfloat16).view(np.uint16))
 
 
+# scalar kernel argument type -> its `.param` type (index is 64-bit in this lowering)
+SCALAR_PARAM_TYPES = {"i32": "u32", "i64": "u64", "index": "u64", "f32": "f32", "f16": "b16"}
+
+
+def scalar_param(fn: func.FuncOp, i: int, t: Attribute, pname: str) -> tuple[ptx.LdParamOp, str]:
+    """The `ld.param` that reads scalar kernel argument `i` (of type `t`) from its `.param`
+    `pname` at entry, and the `.param` type (SCALAR_PARAM_TYPES). CoopError on `fn` for a type
+    that is no scalar argument type (coop_kernel.SCALAR_TYPES)."""
+    name = scalar_type_name(t)
+    if name is None:
+        raise op_error(fn, f"kernel argument {i} has type {t}; a kernel parameter is a memref or "
+                           f"a scalar of {', '.join(SCALAR_TYPES)}")
+    ptype = SCALAR_PARAM_TYPES[name]
+    return ptx.LdParamOp(pname, ptype), ptype
+
+
 # ---------------------------------------------------------------------------------------------
 # The lowering
 # ---------------------------------------------------------------------------------------------
@@ -198,11 +218,11 @@ def rule(*classes: type[Operation]):
 class LoopFrame:
     """An `scf.for` being lowered: its header block, induction variable and step per trip, and
     the registers beyond the loop's own values that its back edge passes (`open_loop`'s
-    `extra`), read when the yield is lowered."""
+    `extra`), read when the yield is lowered. An `scf.while` has no induction variable (None)."""
 
     header: Block
-    iv: SSAValue
-    step: Scalar
+    iv: SSAValue | None
+    step: Scalar | None
     extra: Callable[[], list[SSAValue]] = list
 
 
@@ -220,6 +240,13 @@ class KernelLowering:
     shared_bytes: int = 0
     shared_decls: list[Operation] = field(default_factory=list)
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
+
+    def workgroup_acc_positions(self, op: Operation, t) -> list | None:
+        """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
+        holds, in register order, when the lowering places accumulators its own way (the
+        consumer warpgroups of a staged kernel); None: the op-by-op wgmma D layout
+        (nv2_workgroup.acc_positions)."""
+        return None
 
     # -- emission ----------------------------------------------------------------------------
 
@@ -430,18 +457,21 @@ class KernelLowering:
             self.workgroup_size = None
         name = fn.sym_name.data
         params = []
+        scalar_params: dict[str, str] = {}
         entry = self.new_block()
         self.cur = entry
         for i, arg in enumerate(fn.args):
-            if not isinstance(arg.type, MemRefType):
-                raise op_error(fn, f"kernel argument {i} has type {arg.type}; only memrefs "
-                                   "(global buffers) can be kernel parameters")
             pname = f"{name}_param_{arg.name_hint or i}"
             params.append(pname)
-            ld = ptx.LdParamOp(pname)
-            cvta = ptx.CvtaOp(".to.global.u64", [ld.out], [ptx.B64])
-            self.prologue += [ld, cvta]
-            self.vmap[arg] = Buf(arg.type, cvta.outs[0], "global")
+            if isinstance(arg.type, MemRefType):
+                ld = ptx.LdParamOp(pname)
+                cvta = ptx.CvtaOp(".to.global.u64", [ld.out], [ptx.B64])
+                self.prologue += [ld, cvta]
+                self.vmap[arg] = Buf(arg.type, cvta.outs[0], "global")
+            else:
+                ld, scalar_params[pname] = scalar_param(fn, i, arg.type, pname)
+                self.prologue.append(ld)
+                self.vmap[arg] = Scalar(arg.type, reg=ld.out)
         if self.workgroup_size is None and self._needs_workgroup_size(fn):
             raise op_error(fn, "needs a coop.workgroup_size attribute (subgroup ids, warpgroups)")
         self.lower_ops(fn.body.block)
@@ -452,7 +482,8 @@ class KernelLowering:
             else:
                 entry.insert_op_before(op, first)
         return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
-                            [a.type for a in fn.args])
+                            [a.type for a in fn.args], scalar_params=scalar_params,
+                            grid=fn.attributes.get(GRID_ATTR))
 
     def _needs_workgroup_size(self, fn: func.FuncOp) -> bool:
         return any(isinstance(op, cgpu.SubgroupIdOp | cgpu.NumSubgroupsOp | cgpu.BlockDimOp)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 
 import coopdialect.ptx.coop_rules  # noqa: F401  (the coop rules, subgroup and workgroup scope)
+import coopdialect.ptx.math_rules  # noqa: F401  (the math dialect)
 import coopdialect.ptx.nv2_rules  # noqa: F401  (the coopmat2 rules)
 import coopdialect.ptx.nv2_workgroup  # noqa: F401  (workgroup-scope coopmat2 + tensor addressing)
 import coopdialect.ptx.scalar_rules  # noqa: F401  (func, arith, scf, gpu)

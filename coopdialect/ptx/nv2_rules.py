@@ -61,12 +61,13 @@ from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
 def _memref_address(lw: KernelLowering, op, buf: Buf, indices) -> tuple[SSAValue, int]:
     t = buf.ty
     shape = t.get_shape()
-    if any(d < 0 for d in shape):
-        raise op_error(op, "a memref of dynamic shape has no PTX lowering")
+    if any(d < 0 for d in shape[1:]):  # the row-major offset needs every size but the first
+        raise op_error(op, f"indexing {t}: a memref with a dynamic size after the first has no "
+                           "PTX lowering (the row-major offset needs those sizes)")
     es = width(t.element_type) // 8
     ar = Arith(lw)
     lin = af.const(0)
-    for d, v in zip(shape, indices):
+    for d, v in zip((0, *shape[1:]), indices):  # the first size scales nothing
         s = lw.scalar(v)
         x = af.const(int(s.const)) if s.const is not None else af.atom(s.reg, af.I64_MIN,
                                                                         af.I64_MAX)

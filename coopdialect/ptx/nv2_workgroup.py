@@ -60,6 +60,8 @@ class StagedTile:
 
 
 def _threads(lw: KernelLowering, op) -> int:
+    if (why := fr.missing_use(op)) is not None:
+        raise op_error(op, why)
     size = lw.workgroup_size
     n = size[0] * size[1] * size[2] if size else 0
     if n == 0 or n % 128:
@@ -78,7 +80,9 @@ def _warpgroup(lw: KernelLowering, n: int) -> Aff:
     return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
 
 
-def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
+def _check_acc(lw: KernelLowering, op, t: coop.MatrixType, mma: bool = False) -> int:
+    """Threads of the workgroup; CoopError unless `t` is an accumulator this layout holds (one
+    element per register: f32 for a wgmma product (`mma`), any 8- to 32-bit type otherwise)."""
     n = _threads(lw, op)
     wgs = n // 128
     if t.use_value != Use.MatrixAcc or t.rows != 64 * wgs or t.columns % 8 or \
@@ -86,13 +90,21 @@ def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
         raise op_error(op, f"workgroup-scope {t.use_value.value if t.use_value else 'NV'} "
                            f"{t.rows}x{t.columns} with {wgs} warpgroup(s): the accumulator must "
                            f"be {64 * wgs}xN (64 rows per warpgroup, N = 8..256, multiple of 8)")
-    if not isinstance(t.element_type, Float32Type):
-        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: only f32 is lowered")
+    if mma and not isinstance(t.element_type, Float32Type):
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: wgmma products "
+                           "accumulate in f32")
+    if coop.bit_width(t.element_type) > 32:
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: 8- to 32-bit elements "
+                           "are lowered")
     return n
 
 
 def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff, Aff]]:
-    """(row, col) of each accumulator element this thread holds (module docstring)."""
+    """(row, col) of each accumulator element this thread holds (module docstring), or where
+    the lowering places them (KernelLowering.workgroup_acc_positions)."""
+    own = lw.workgroup_acc_positions(op, t)
+    if own is not None:
+        return own
     n = _check_acc(lw, op, t)
     lay = fr.wgmma_acc_layout(t.columns)
     g, q, w = lw.lane_geometry()
@@ -268,6 +280,8 @@ def _vector_condition(lw, op, t, buf, layout, view, n):
     size = 1
     for d in buf.ty.get_shape():
         size *= d
+    if not buf.ty.has_static_shape():  # unknown size: the uint32 index may wrap
+        size = 0
     ok = (layout.mode.value == "Undefined" and view is None and len(st) == 2
           and ints == [1, 1] and st[1].is_const and st[1].const == 1 and st[0].is_const
           and st[0].const % 8 == 0 and sp[1].is_const and sp[1].const % 8 == 0
@@ -334,8 +348,8 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     if not (isinstance(a, StagedTile) and isinstance(b, StagedTile)):
         raise op_error(op, "workgroup-scope A and B must both come from coop.load_tensor")
     ta, tb, tc = op.a.type, op.b.type, op.c.type
-    n = _check_acc(lw, op, tc)
-    _check_acc(lw, op, op.result.type)
+    n = _check_acc(lw, op, tc, mma=True)
+    _check_acc(lw, op, op.result.type, mma=True)
     if type(ta.element_type) is not type(tb.element_type):
         raise op_error(op, "wgmma needs A and B of the same type")
     if op.operand_flags:

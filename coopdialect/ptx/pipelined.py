@@ -60,12 +60,15 @@ from xdsl.dialects.builtin import DenseArrayBase, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 import coopdialect.ptx.pipelined_consumer  # noqa: F401  (registers the consumers' rules)
+import coopdialect.ptx.pipelined_epilogue  # noqa: F401  (registers the consumers' tensor stores)
 import coopdialect.ptx.pipelined_loop  # noqa: F401  (registers the staged loop's rule)
 import coopdialect.ptx.pipelined_producer  # noqa: F401  (registers the producer's rules)
 import coopdialect.ptx.pipelined_sparse  # noqa: F401  (registers the 2:4 consumer rule)
 from coopdialect.dialects import ptx
-from coopdialect.ptx.kernel_lowering import RULES, Buf, KernelLowering, op_error
-from coopdialect.ptx.pipelined_launch import arg_descs, tensor_map_param, used_directly
+from coopdialect.dialects.coop_kernel import GRID_ATTR
+from coopdialect.ptx.kernel_lowering import RULES, Buf, KernelLowering, Scalar, op_error, scalar_param
+from coopdialect.ptx.launch import arg_descs, grid_desc, scalar_param_desc
+from coopdialect.ptx.pipelined_launch import tensor_map_param, used_directly
 from coopdialect.ptx.pipelined_plan import Options, Plan, launch_registers, pool, sparse_schedule
 from coopdialect.ptx.pipelined_roles import CONSUMER_RULES, PRODUCER_RULES, RoleLowering
 from coopdialect.ptx.pipelined_tiles import remap_block_ids, tile_loop
@@ -95,11 +98,18 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     arg_regs: dict[int, SSAValue] = {}
     tmap_regs: dict[int, SSAValue] = {}
     args = list(fn.args)
+    scalar_regs: dict[int, SSAValue] = {}
+    scalar_params: dict[str, str] = {}
     for i, arg in enumerate(args):
-        if not isinstance(arg.type, MemRefType):
-            raise op_error(fn, f"kernel argument {i} has type {arg.type}; only memrefs "
-                               "(global buffers) can be kernel parameters")
         hint = arg.name_hint or str(i)
+        if not isinstance(arg.type, MemRefType):
+            pname = f"{name}_param_{hint}"
+            params.append(pname)
+            ld, scalar_params[pname] = scalar_param(fn, i, arg.type, pname)
+            prologue.append(ld)
+            scalar_regs[i] = ld.out
+            launch_params.append(scalar_param_desc(i, arg.type))
+            continue
         if i in plan.sources:
             pname = f"{name}_tmap_{hint}"
             params.append(pname)
@@ -119,7 +129,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             launch_params.append({"kind": "pointer", "arg": i})
 
     grid_regs = {}
-    if plan.tile_groups:  # persistent: the dispatch grid the tiles come from
+    if plan.persistent:  # the dispatch grid the tiles come from
         for d in "xy":
             pname = f"{name}_grid_{d}"
             params.append(pname)
@@ -158,7 +168,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
     else:
         base.emit(ptx.BarSyncOp(0))
         rank = peer = None
-    if not plan.tile_groups:
+    if not plan.persistent:
         remap_block_ids(base, options.raster_group, plan.cluster_m)
     is_prod = e(ptx.SetpOp, ".eq.u32", [wg, base.imm("b32", "0")], "pred")
     prod, cons = Block(), Block()
@@ -171,12 +181,14 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
         blocks.append(start)
         lw = RoleLowering(fn, target, kind, plan, sh, blocks, prologue)
         lw.cur = start
-        lw.block_ids = None if plan.tile_groups else base.block_ids  # persistent: per tile
+        lw.block_ids = None if plan.persistent else base.block_ids  # persistent: per tile
         for i, arg in enumerate(args):
             if i in tmap_regs:
                 lw.vmap[arg] = Buf(arg.type, tmap_regs[i], "tensormap")
             if i in arg_regs:
                 lw.vmap[arg] = Buf(arg.type, arg_regs[i], "global")
+            if i in scalar_regs:
+                lw.vmap[arg] = Scalar(arg.type, reg=scalar_regs[i])
         if kind == "producer":
             if C > 1:  # with one consumer the register file is no constraint
                 lw.emit(ptx.SetmaxnregOp("dec", preg // 8 * 8))
@@ -204,7 +216,7 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             lw.sh.update(consumer=c, warp=warp, g=g)
             lw.batch, lw.in_flight = schedule
             lw.unroll = lw.batch * (1 + lw.in_flight)
-        if plan.tile_groups:
+        if plan.persistent:
             tile_loop(lw, fn, options.raster_group)
         else:
             lw.lower_ops(fn.body.block)
@@ -217,15 +229,19 @@ def lower_staged(fn: func.FuncOp, target: str, plan: Plan, options: Options = Op
             entry.add_op(op)
         else:
             entry.insert_op_before(op, first)
-    launch = {"name": name, "block": [threads, 1, 1],
-              "grid": "persistent" if plan.tile_groups else "dispatch",
+    types = [a.type for a in fn.args]
+    grid = ({"grid": "persistent"} if plan.persistent
+            else grid_desc(fn.attributes.get(GRID_ATTR), types))
+    launch = {"name": name, "block": [threads, 1, 1], **grid,
               **({"cluster": [1, plan.cluster_m, 1]} if plan.cluster_m > 1 else {}),
-              "dynamic_shared_bytes": plan.smem_bytes, "args": arg_descs(fn),
+              "dynamic_shared_bytes": plan.smem_bytes,
+              "args": arg_descs([a.name_hint or str(i) for i, a in enumerate(fn.args)], types),
               "params": launch_params}
-    return ptx.KernelOp(name, params, blocks, None, [a.type for a in fn.args],
+    return ptx.KernelOp(name, params, blocks, None, types,
                         maxntid=[threads, 1, 1], tensor_maps=tmaps,
                         dynamic_shared=plan.smem_bytes, launch=json.dumps(launch),
-                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None)
+                        cluster=[1, plan.cluster_m, 1] if plan.cluster_m > 1 else None,
+                        scalar_params=scalar_params)
 
 
 def _return(lw: RoleLowering, op: func.ReturnOp) -> None:

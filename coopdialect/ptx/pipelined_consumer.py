@@ -12,10 +12,10 @@ from xdsl.ir import SSAValue
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects.coop import Layout, Scope, Use
-from coopdialect.dialects.coop_async import AsyncCopyOp, AsyncWaitGroupOp, is_workgroup
-from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, Scalar, float_literal, op_error, width
+from coopdialect.dialects.coop_async import AsyncCopyOp, AsyncCopyTensorOp, AsyncWaitGroupOp, is_workgroup
+from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, Scalar, Skipped, float_literal, op_error, width
 from coopdialect.ptx.pipelined_plan import constant_of, reads_workgroup_after, use_kind
-from coopdialect.ptx.pipelined_roles import (CONSUMER_RULES, MetaTile, RoleLowering, SwizzledTile, ring_offset,
+from coopdialect.ptx.pipelined_roles import (CONSUMER_RULES, acc_geometry, MetaTile, RoleLowering, SwizzledTile, ring_offset,
                                              skip)
 
 
@@ -54,15 +54,6 @@ def _c_load(lw: RoleLowering, op: coop.LoadOp) -> None:
         lw.vmap[op.result] = SwizzledTile(t, addr, row_bytes)
 
 
-def _acc_geometry(lw: RoleLowering, t: coop.MatrixType, op) -> list[tuple[int, int]]:
-    """Element (row, col) of each accumulator register relative to the thread's lane terms: the
-    wgmma D fragment of each 64-row block of the consumer, block after block."""
-    if t.columns % 8 or not 8 <= t.columns <= 256:
-        raise op_error(op, f"accumulator columns must be a multiple of 8 in 8..256, got {t.columns}")
-    return [(64 * j + 8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1))
-            for j in range(lw.plan.blocks) for i in range(t.columns // 2)]
-
-
 def _acc_base(lw: RoleLowering, buf: Buf, op, layout: Layout, es: int) -> tuple[SSAValue, Scalar]:
     """Address of this thread's element (row0, col0) of a Workgroup accumulator access."""
     if layout != Layout.RowMajor:
@@ -84,7 +75,7 @@ def _acc_load(lw: RoleLowering, op: coop.LoadOp) -> None:
     if stride.const is None:
         raise op_error(op, "needs a constant stride in a staged kernel")
     regs = []
-    for r, c in _acc_geometry(lw, t, op):
+    for r, c in acc_geometry(lw, t, op):
         kind = "f32" if isinstance(t.element_type, Float32Type) else "b16" if es == 2 else "b32"
         suffix = "f32" if kind == "f32" else f"b{es * 8}"
         regs.append(lw.emit(ptx.LdOp(f".{buf.space}.{suffix}", base, (r * int(stride.const) + c) * es,
@@ -105,7 +96,7 @@ def _c_store(lw: RoleLowering, op: coop.StoreOp) -> None:
     base, stride = _acc_base(lw, buf, op, op.layout.data, es)
     if stride.const is None:
         raise op_error(op, "needs a constant stride in a staged kernel")
-    geo = _acc_geometry(lw, t, op)
+    geo = acc_geometry(lw, t, op)
     regs = list(frag.regs)
     for i in range(0, len(regs), 2):  # registers 2j, 2j+1 hold adjacent columns
         r, c = geo[i]
@@ -122,17 +113,22 @@ def _c_construct(lw: RoleLowering, op: coop.CompositeConstructOp) -> None:
     t = op.result.type
     if t.scope_value != Scope.Workgroup:
         return RULES[coop.CompositeConstructOp](lw, op)
+    if not op.result.uses:  # e.g. the Object of a tensor load that was staged
+        lw.vmap[op.result] = Skipped(t)
+        return
     s = lw.scalar(op.constituent)
     et = t.element_type
-    if s.const is None or not (isinstance(et, Float32Type) or
-                               (isinstance(et, IntegerType) and width(et) == 32)):
-        raise op_error(op, "a Workgroup-scope matrix in a staged kernel is constructed from an "
-                           "f32 or 32-bit integer constant")
-    _acc_geometry(lw, t, op)
-    if isinstance(et, Float32Type):
-        mods, lit, ty = ".f32", float_literal(et, float(s.const)), ptx.F32
+    bits = width(et)
+    if s.const is None or t.use_value != Use.MatrixAcc or bits not in (16, 32) or \
+            not isinstance(et, Float16Type | BFloat16Type | Float32Type | IntegerType):
+        raise op_error(op, "a Workgroup-scope matrix in a staged kernel is an accumulator "
+                           "constructed from a 16- or 32-bit constant")
+    acc_geometry(lw, t, op)
+    if isinstance(et, IntegerType):
+        mods, lit = f".b{bits}", str(int(s.const) & ((1 << bits) - 1))
     else:
-        mods, lit, ty = ".b32", str(int(s.const) & 0xFFFFFFFF), ptx.B32
+        mods, lit = (".f32" if bits == 32 else ".b16"), float_literal(et, float(s.const))
+    ty = ptx.F32 if mods == ".f32" else ptx.RegType(f"b{bits}")
     # Distinct registers: wgmma reads and writes each accumulator register in place.
     lw.vmap[op.result] = Frag(t, [lw.emit(ptx.MovImmOp(mods, lit, ty)).out
                                   for _ in range(lw.plan.blocks * t.columns // 2)])
@@ -229,6 +225,6 @@ def _arrive_empty(lw: RoleLowering, g: SSAValue) -> None:
 
 
 CONSUMER_RULES.update({
-    AsyncCopyOp: skip, AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
+    AsyncCopyOp: skip, AsyncCopyTensorOp: skip, AsyncWaitGroupOp: _c_wait, coop.LoadOp: _c_load, coop.StoreOp: _c_store,
     coop.MulAddOp: _c_mul_add, coop.CompositeConstructOp: _c_construct,
 })

@@ -30,8 +30,21 @@ def _staged_for(lw: RoleLowering, op: scf.ForOp) -> None:
         if lw.goff is not None and in_flight:
             # the batches still in flight at the loop's end read the tile's last groups; a
             # persistent CTA's producer refills their stages for the next tile
-            last = lw.inst(ptx.AddOp, ".u32", [lw.goff, lw.imm("b32", str(lw.plan.tile_groups - 1))], "b32")
-            release(lw, last, range(in_flight * groups - 1, -1, -1))
+            if lw.plan.tile_groups is not None:
+                trips = None
+                last = lw.inst(ptx.AddOp, ".u32",
+                               [lw.goff, lw.imm("b32", str(lw.plan.tile_groups - 1))], "b32")
+            else:
+                trips = lw.tile_trips()
+                last = lw.inst(ptx.SubOp, ".u32", [lw.inst(ptx.AddOp, ".u32", [lw.goff, trips],
+                                                           "b32"), lw.imm("b32", "1")], "b32")
+            if trips is not None:  # a tile of no K steps has nothing to release
+                ran = lw.inst(ptx.SetpOp, ".ne.u32", [trips, lw.imm("b32", "0")], "pred")
+                join = lw.when(ran)
+                release(lw, last, range(in_flight * groups - 1, -1, -1))
+                lw.join(join)
+            else:
+                release(lw, last, range(in_flight * groups - 1, -1, -1))
         if lw.in_flight:  # the last batch's words live to here
             retire_meta(lw)
 

@@ -22,12 +22,18 @@ from coopdialect.dialects.coop_async import (
     AllocWorkgroupOp,
     AsyncCommitGroupOp,
     AsyncCopyOp,
+    AsyncCopyTensorOp,
     AsyncWaitGroupOp,
     is_workgroup,
 )
+from coopdialect.dialects.tensor_addr import ClampMode
 from coopdialect.errors import CoopError
 from coopdialect.index_facts import divides
+from coopdialect.ptx.host_values import LayoutFields, layout_fields
 from coopdialect.ptx.kernel_lowering import width
+
+COPIES = (AsyncCopyOp, AsyncCopyTensorOp)
+"""The asynchronous copies the pipeline turns into bulk tensor copies (TMA)."""
 
 
 
@@ -105,12 +111,49 @@ class Plan:
     packed: dict[int, int] = field(default_factory=dict)  # arg -> rows folded into one box row
     group_of: dict[Operation, tuple[int, int]] = field(default_factory=dict)  # op -> (const, per-iter)
     group_bytes: dict[Operation, int] = field(default_factory=dict)  # first copy of a group -> bytes
-    tile_groups: int = 0  # persistent: the groups one tile fills (0: not persistent)
+    persistent: bool = False  # one CTA per multiprocessor loops over the tiles (tile_loop)
+    tile_groups: int | None = None  # persistent: the groups one tile fills (None: run time)
+    # args copied through tensor layouts -> the layout's host-side fields (the tensor map's
+    # dims and strides, computed at launch from the scalar arguments)
+    tensor_layouts: dict[int, LayoutFields] = field(default_factory=dict)
 
 
 def buffer_bytes(t: MemRefType) -> int:
     """Bytes of a workgroup buffer (its S stages together)."""
     return width(t.element_type) // 8 * t.element_count()
+
+
+def _tensor_copy_fields(cp: AsyncCopyTensorOp) -> LayoutFields:
+    """The layout of a tensor copy as a bulk tensor copy sees it, or the refusal: a 2-D layout
+    of block size 1 whose innermost stride is 1, whose dimensions and outer stride the host can
+    compute from the scalar arguments (coopdialect.ptx.host_values), whose span is the copied
+    box, and whose out-of-bounds elements are the hardware's zero fill (clamp mode Constant with
+    clampValue 0) or undefined (Undefined)."""
+    f = layout_fields(cp.layout)
+    rows, cols = cp.box
+    if f is None:
+        raise _refuse(cp, "the copy's tensor layout must come from tensor_addr ops (create, set, "
+                          "slice) the compiler can follow")
+    if len(f.dimension) != 2:
+        raise _refuse(cp, f"a tensor copy through a {len(f.dimension)}-D layout is not lowered "
+                          "(2-D layouts are bulk tensor copies)")
+    if f.mode == ClampMode.Constant and f.clamp_value != 0:
+        raise _refuse(cp, f"clamp mode Constant with clampValue {f.clamp_value!r}: a bulk tensor "
+                          "copy fills out-of-bounds elements with 0 (use clampValue 0)")
+    if f.mode not in (ClampMode.Constant, ClampMode.Undefined):
+        raise _refuse(cp, f"clamp mode {f.mode.value} is not a bulk tensor copy (which fills "
+                          "out-of-bounds elements with 0); use Constant with clampValue 0")
+    if f.block_size != (1, 1):
+        raise _refuse(cp, f"block sizes {f.block_size}: a bulk tensor copy reads blocks of 1")
+    if f.stride[1] != 1:
+        raise _refuse(cp, f"the innermost stride must be 1 (contiguous rows), got {f.stride[1]!r}")
+    if f.span != (rows, cols):
+        raise _refuse(cp, f"the layout's span {f.span} must be the copied {rows}x{cols} box")
+    if None in f.dimension or f.stride[0] is None:
+        raise _refuse(cp, "the layout's dimensions and row stride must be computed by arith ops "
+                          "from constants and the kernel's integer scalar arguments (the host "
+                          "encodes the tensor map from them at launch)")
+    return f
 
 
 def _refuse(op: Operation, why: str):
@@ -123,6 +166,7 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
     """The plan for a staged kernel, None for a kernel without staged ops; raises the one-line
     diagnostic (on the offending op) for a staged kernel this lowering cannot do."""
     staged = [op for op in fn.walk() if isinstance(op, AllocWorkgroupOp | AsyncCopyOp |
+                                                    AsyncCopyTensorOp |
                                                     AsyncCommitGroupOp | AsyncWaitGroupOp)]
     if not staged:
         return None
@@ -143,8 +187,9 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
             raise _refuse(op, "the kernel must not depend on invocation or subgroup ids (the "
                               "compiler chooses the warp roles)")
     buffers = [op for op in staged if isinstance(op, AllocWorkgroupOp)]
-    copies = [op for op in staged if isinstance(op, AsyncCopyOp)]
+    copies = [op for op in staged if isinstance(op, COPIES)]
     args = list(fn.args)
+    tensor_layouts: dict[int, LayoutFields] = {}
     boxes: dict[int, tuple[int, int]] = {}
     role = _buffer_roles(fn)
     swizzle: dict[int, int] = {}
@@ -152,6 +197,10 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
         if cp.source not in args:
             raise _refuse(cp, "the copy source must be a kernel argument")
         i = args.index(cp.source)
+        if not cp.source.type.has_static_shape() and not isinstance(cp, AsyncCopyTensorOp):
+            raise _refuse(cp, f"the copy source {cp.source.type} has a dynamic size; a copy by "
+                              "offset and stride reads it as rows of its static shape (copy it "
+                              "through a tensor layout sized by scalar arguments instead)")
         es = width(cp.source.type.element_type) // 8
         rows, cols = cp.rows.data, cp.cols.data
         row_bytes = cols * es
@@ -163,9 +212,20 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
             raise _refuse(cp, "a copy of sparsity metadata must have rows of a multiple of 16 bytes")
         if rows > 256 or rows % 8 or cols * es > 256:
             raise _refuse(cp, f"a copied box must have a multiple of 8 (<= 256) rows, got {rows}")
-        if constant_of(cp.source_stride) is None or constant_of(cp.destination_stride) != cols:
+        if isinstance(cp, AsyncCopyTensorOp):
+            fields = _tensor_copy_fields(cp)
+            if tensor_layouts.setdefault(i, fields) != fields:
+                raise _refuse(cp, "all tensor copies of one argument must use one layout's "
+                                  "dimensions, strides and clamp mode")
+            if constant_of(cp.destination_stride) != cols:
+                raise _refuse(cp, "needs a destination row pitch equal to the box's cols")
+        elif constant_of(cp.source_stride) is None or constant_of(cp.destination_stride) != cols:
             raise _refuse(cp, "needs a constant source stride and a destination row pitch equal "
                               "to the box's cols")
+        elif i in tensor_layouts or any(isinstance(o, AsyncCopyTensorOp) and o.source is cp.source
+                                        for o in copies):
+            raise _refuse(cp, "an argument is copied either through tensor layouts or by offset "
+                              "and stride, not both")
         if boxes.setdefault(i, (rows, cols)) != (rows, cols):
             raise _refuse(cp, "all copies of one argument must have the same box")
         if swizzle.setdefault(i, row_bytes if kind == "operand" else 0) != (row_bytes if kind == "operand" else 0):
@@ -211,7 +271,8 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
         raise _refuse(loop, f"{stages} stages need {smem} bytes of shared memory, more than the "
                             f"{SHARED_LIMIT} an sm_90 CTA may have (fewer stages or smaller tiles)")
     plan = Plan(loop, stages, consumers, buffers, offsets, barrier_offset, smem, off + 16 * stages,
-                sorted(boxes), boxes, swizzle, args=args, blocks=blocks)
+                sorted(boxes), boxes, swizzle, args=args, blocks=blocks,
+                tensor_layouts=tensor_layouts)
     _number_groups(fn, plan)
     if cluster_m not in (1, 2):
         raise _refuse(loop, f"cluster-m must be 1 or 2, got {cluster_m}")
@@ -219,8 +280,12 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
     if persistent:
         if cluster_m != 1:
             raise _refuse(loop, "a persistent kernel runs without clusters (cluster-m 1)")
+        plan.persistent = True
         plan.tile_groups = _tile_groups(plan)
     if cluster_m == 2:
+        if tensor_layouts:
+            raise _refuse(loop, "cluster-m 2 multicasts copies by offset and stride; tensor "
+                                "copies are not multicast (cluster-m 1)")
         for cp in copies:
             i = args.index(cp.source)
             if not _depends_on_block_y(cp.source_offset) and cp.rows.data % 16 == 0:
@@ -230,6 +295,8 @@ def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool =
             if i in plan.multicast and _depends_on_block_y(cp.source_offset):
                 plan.multicast.discard(i)
     for i, (rows, cols) in boxes.items():
+        if i in tensor_layouts:
+            continue
         mine = [cp for cp in copies if args.index(cp.source) == i]
         f = _packing(mine, rows, cols, swizzle[i], fn.args[i].type)
         if f > 1 and i not in plan.multicast:
@@ -328,7 +395,7 @@ def _number_groups(fn: func.FuncOp, plan: Plan) -> None:
             if isinstance(op, AsyncCommitGroupOp):
                 count[0] += 1
                 first = None
-            elif isinstance(op, AsyncCopyOp):
+            elif isinstance(op, COPIES):
                 key = (count[0] + shift, int(in_loop))
                 plan.group_of[op] = key
                 if block_of_group.setdefault(key, block) is not block:
@@ -358,11 +425,11 @@ def _number_groups(fn: func.FuncOp, plan: Plan) -> None:
                         if any(isinstance(o, AsyncCommitGroupOp) for o in b.walk()):
                             raise _refuse(op, "commits must not be conditional")
                         visit(b, in_loop, count, shift)
-            elif any(isinstance(o, AsyncCopyOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
+            elif any(isinstance(o, (*COPIES, AsyncCommitGroupOp, AsyncWaitGroupOp))
                      for r in op.regions for b in r.blocks for o in b.walk()):
                 raise _refuse(op, "async copies are allowed only at the kernel's top level, in "
                                   "scf.if and in the staged loop")
-            if after_loop[0] and isinstance(op, AsyncCopyOp | AsyncCommitGroupOp) and not in_loop:
+            if after_loop[0] and isinstance(op, (*COPIES, AsyncCommitGroupOp)) and not in_loop:
                 raise _refuse(op, "no async copies may follow the staged loop")
 
     after_loop = [False]
@@ -384,30 +451,41 @@ def reads_workgroup_after(op: Operation) -> bool:
     return False
 
 
-def _tile_groups(plan: Plan) -> int:
-    """The groups one tile fills, for the persistent tile loop, where the barriers' phases count
-    the groups of all the CTA's tiles (group k of its t-th tile is t * G + k). That needs the
-    form pipeline-coop-loads writes: a constant trip count T, iteration i waiting for group i,
-    prologue groups below T, and the loop's own copies (group P + i) guarded by
-    `iv + P * step < ub` — so that exactly the groups 0 .. T-1 carry data, each once."""
+def _tile_groups(plan: Plan) -> int | None:
+    """The groups one tile fills (its trip count T; None when the bounds are run-time values),
+    for the persistent tile loop, where the barriers' phases count the groups of all the CTA's
+    tiles (group k of a tile is k plus the groups of the CTA's earlier tiles). That needs the
+    form pipeline-coop-loads writes: iteration i waiting for group i, prologue groups that
+    carry data only below T (below a constant T, or guarded by `lb + k * step < ub`), and the
+    loop's own copies (group P + i) guarded by `iv + P * step < ub` — so that exactly the groups
+    0 .. T-1 carry data, each once."""
     loop = plan.loop
     lb, ub, step = (constant_of(v) for v in (loop.lb, loop.ub, loop.step))
-    if None in (lb, ub, step) or step <= 0 or ub <= lb:
-        raise _refuse(loop, "a persistent kernel needs a staged loop of constant trip count")
-    trips = -(-(ub - lb) // step)
+    trips = None
+    if None not in (lb, ub, step):
+        if step <= 0 or ub <= lb:
+            raise _refuse(loop, "a persistent kernel needs a staged loop that runs")
+        trips = -(-(ub - lb) // step)
+    elif step is None or step <= 0:
+        raise _refuse(loop, "a persistent kernel needs a staged loop of constant positive step")
     iv = loop.body.block.args[0]
     for op, (base, per) in plan.group_of.items():
         if isinstance(op, AsyncWaitGroupOp) and per and base != 0:
             raise _refuse(op, "a persistent kernel needs iteration i to wait for group i")
-        if isinstance(op, AsyncCopyOp) and not per and base >= trips:
-            raise _refuse(op, f"a persistent kernel's prologue may fill only the {trips} groups "
-                              "its loop reads")
-        if isinstance(op, AsyncCopyOp) and per:
+        if isinstance(op, COPIES) and not per:
+            if trips is not None and base >= trips:
+                raise _refuse(op, f"a persistent kernel's prologue may fill only the {trips} "
+                                  "groups its loop reads")
+            if trips is None and not isinstance(op.parent_op(), scf.IfOp):
+                raise _refuse(op, "a persistent kernel with a run-time trip count needs its "
+                                  "prologue copies guarded by `lb + k * step < ub` (the form "
+                                  "pipeline-coop-loads writes)")
+        if isinstance(op, COPIES) and per:
             guard = op.parent_op()
             cmp = guard.cond.owner if isinstance(guard, scf.IfOp) else None
             add = cmp.lhs.owner if isinstance(cmp, arith.CmpiOp) else None
             ok = (isinstance(add, arith.AddiOp) and _predicate(cmp) in ("slt", "ult")
-                  and (cmp.rhs is loop.ub or constant_of(cmp.rhs) == ub)
+                  and (cmp.rhs is loop.ub or (ub is not None and constant_of(cmp.rhs) == ub))
                   and {add.lhs, add.rhs} & {iv}
                   and constant_of(add.rhs if add.lhs is iv else add.lhs) == base * step)
             if not ok:

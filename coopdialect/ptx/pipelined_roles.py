@@ -19,6 +19,7 @@ from coopdialect.dialects.coop_async import (
     AllocWorkgroupOp,
     AsyncCommitGroupOp,
     AsyncCopyOp,
+    AsyncCopyTensorOp,
     AsyncWaitGroupOp,
 )
 from coopdialect.ptx.kernel_lowering import RULES, Buf, KernelLowering, Scalar, Skipped, op_error
@@ -79,6 +80,20 @@ class RoleLowering(KernelLowering):
         for op in block.ops:
             self.lower_op(op)
 
+    def workgroup_acc_positions(self, op: Operation, t) -> list:
+        """A consumer's accumulator elements: row acc_row + r, column acc_col + c for the
+        (r, c) of `acc_geometry`, so the Workgroup-scope rules of coopmat2 (load_tensor,
+        store_tensor, per_element_op) address the tile this consumer holds."""
+        from coopdialect.ptx import affine as af
+
+        if self.role != "consumer":
+            raise op_error(op, "a Workgroup-scope matrix op in the producer's copy slice")
+        rows = 64 * self.plan.blocks * self.plan.consumers
+        row = af.atom(self.sh["acc_row"], 0, rows - 1)
+        col = af.atom(self.sh["acc_col"], 0, 6)
+        return [(af.add(row, af.const(r)), af.add(col, af.const(c)))
+                for r, c in acc_geometry(self, t, op)]
+
     # -- helpers ----------------------------------------------------------------------------
 
     def b32(self, v: Scalar) -> SSAValue:
@@ -116,6 +131,20 @@ class RoleLowering(KernelLowering):
                 self.trip = self.b32(d)
             self.trip_key = (self.cur, iv.reg)
         return self.trip
+
+    def tile_trips(self) -> SSAValue:
+        """The staged loop's trip count as .b32: the groups a tile fills (`plan.tile_groups`,
+        or ceil((ub - lb) / step) from the loop's bounds, which must be lowered already)."""
+        if self.plan.tile_groups is not None:
+            return self.imm("b32", str(self.plan.tile_groups))
+        loop = self.plan.loop
+        lb, ub, step = (self.scalar(v) for v in (loop.lb, loop.ub, loop.step))
+        span = self.index_op("sub", ub, lb)
+        span = self.index_op("add", span, self.idx_const(int(step.const) - 1))
+        trips = self.udiv_const(self.reg(span), int(step.const), 64)
+        ge = self.inst(ptx.SetpOp, ".gt.s64", [self.reg(span), self.imm("b64", "0")], "pred")
+        trips = self.inst(ptx.SelpOp, ".b64", [trips, self.imm("b64", "0"), ge], "b64")
+        return self.inst(ptx.CvtOp, ".u32.u64", [trips], "b32")
 
     def barrier(self, which: str, g: SSAValue) -> SSAValue:
         """Shared address (.b32) of full[g mod S] or empty[g mod S]."""
@@ -156,11 +185,20 @@ class RoleLowering(KernelLowering):
         self.cur = join
 
 
+def acc_geometry(lw: RoleLowering, t: coop.MatrixType, op) -> list[tuple[int, int]]:
+    """Element (row, col) of each accumulator register relative to the thread's lane terms: the
+    wgmma D fragment of each 64-row block of the consumer, block after block."""
+    if t.columns % 8 or not 8 <= t.columns <= 256:
+        raise op_error(op, f"accumulator columns must be a multiple of 8 in 8..256, got {t.columns}")
+    return [(64 * j + 8 * ((i >> 1) & 1), 8 * (i >> 2) + (i & 1))
+            for j in range(lw.plan.blocks) for i in range(t.columns // 2)]
+
+
 def _is_matrix_op(op: Operation) -> bool:
     if any(isinstance(r.type, coop.MatrixType) for r in op.results):
         return True
     return op.name.startswith(("coop.", "sparse_mma.")) and not isinstance(
-        op, AllocWorkgroupOp | AsyncCopyOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
+        op, AllocWorkgroupOp | AsyncCopyOp | AsyncCopyTensorOp | AsyncCommitGroupOp | AsyncWaitGroupOp)
 
 
 def skip(lw: RoleLowering, op: Operation) -> None:

@@ -58,10 +58,11 @@ def _block_id(lw: RoleLowering, op: cgpu.BlockIdOp) -> None:
 
 
 def tile_loop(lw: RoleLowering, fn: func.FuncOp, raster_group: int) -> None:
-    """A persistent CTA's role: `for (t = ctaid.x, n = 0; t < X * Y; t += nctaid.x, n++)` over
-    the dispatch grid's tiles (X, Y: the `grid` parameters), each the function body with the
-    workgroup ids of tile t (remapped as `remap_block_ids`) and its groups numbered after the
-    n * G of the CTA's earlier tiles; then the function's return."""
+    """A persistent CTA's role: `for (t = ctaid.x, g = 0; t < X * Y; t += nctaid.x, g += G)`
+    over the dispatch grid's tiles (X, Y: the `grid` parameters), each the function body with
+    the workgroup ids of tile t (remapped as `remap_block_ids`) and its groups numbered after the
+    g groups of the CTA's earlier tiles (G: the tile's trip count, `RoleLowering.tile_trips`,
+    known at run time only when the loop's bounds are); then the function's return."""
     e = lw.inst
     nx, ny = lw.sh["grid_x"], lw.sh["grid_y"]
     total = e(ptx.MulOp, ".lo.u32", [nx, ny], "b32")
@@ -73,14 +74,14 @@ def tile_loop(lw: RoleLowering, fn: func.FuncOp, raster_group: int) -> None:
     lw.emit(ptx.CbraOp(e(ptx.SetpOp, ".ge.u32", [t, total], "pred"), exit_, body))
     lw.cur = body
     remap_block_ids(lw, raster_group, 1, (t, nx, ny))
-    lw.goff = e(ptx.MulOp, ".lo.u32", [n, lw.imm("b32", str(lw.plan.tile_groups))], "b32")
+    lw.goff = n
     lw.rotation = lw.mod_stages(lw.goff)
     ret = fn.body.block.last_op
     for op in fn.body.block.ops:
         if op is not ret:
             lw.lower_op(op)
     nt = e(ptx.AddOp, ".u32", [t, lw.special("%nctaid.x")], "b32")
-    nn = e(ptx.AddOp, ".u32", [n, lw.imm("b32", "1")], "b32")
+    nn = e(ptx.AddOp, ".u32", [n, lw.tile_trips()], "b32")
     lw.emit(ptx.BraOp(header, [nt, nn]))
     lw.blocks.append(exit_)
     lw.cur = exit_

@@ -78,7 +78,7 @@ def _inst_text(op: Operation, n: _Names) -> str:
     if isinstance(op, ptx.UnpackOp):
         return f"mov{op.mods.data} {_vec([n[v] for v in op.outs])}, {n[op.arg]};"
     if isinstance(op, ptx.LdParamOp):
-        return f"ld.param.u64 {n[op.out]}, [{op.param.data}];"
+        return f"ld.param.{op.param_type} {n[op.out]}, [{op.param.data}];"
     if isinstance(op, ptx.LdOp):
         outs = [n[v] for v in op.outs]
         dst = outs[0] if len(outs) == 1 else _vec(outs)
@@ -204,9 +204,9 @@ class _KernelPrinter:
                 else:
                     body.append("\t" + _inst_text(op, self.names))
         k = self.kernel
-        maps = {p.data for p in k.tensor_maps} if k.tensor_maps is not None else set()
-        params = ",\n".join(f"\t.param .align 64 .b8 {p.data}[128]" if p.data in maps
-                            else f"\t.param .u64 {p.data}" for p in k.params)
+        params = ",\n".join(f"\t.param .align 64 .b8 {p.data}[128]"
+                            if k.param_type(p.data) == "tensormap"
+                            else f"\t.param .{k.param_type(p.data)} {p.data}" for p in k.params)
         head = []
         if k.dynamic_shared is not None:
             head.append(f".extern .shared .align 1024 .b8 {k.dynamic_shared_name}[];")

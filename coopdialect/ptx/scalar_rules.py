@@ -1,7 +1,8 @@
 """Lowering rules of `func`, `arith`, `scf` and `gpu` ops (the kernel convention of
 `kernel_lowering.py`): `index` arithmetic in 64-bit registers, `scf.for` as a header block with an
-exit test and a back edge carrying the iteration values (`open_loop`), `scf.if` as branches,
-the ids from special registers."""
+exit test and a back edge carrying the iteration values (`open_loop`), `scf.while` likewise
+(its `before` region in the header), `scf.if` as branches, i1 values as predicate registers
+(and/or/xor.pred, select as predicate logic), the ids from special registers."""
 
 from __future__ import annotations
 
@@ -79,6 +80,13 @@ def _int_binary(lw: KernelLowering, op: Operation) -> None:
     a, b = lw.scalar(op.lhs), lw.scalar(op.rhs)
     t = op.result.type
     w = width(t)
+    if w == 1 and name in ("and", "or", "xor"):  # i1: predicate logic (flags of lifted SPIR-V)
+        ca, c = a.const, b.const
+        if ca is not None and c is not None:
+            lw.vmap[op.result] = Scalar(t, const=fold(int(ca), int(c)) & 1)
+            return
+        lw.vmap[op.result] = Scalar(t, reg=lw.inst(_OPCLS[name], ".pred", [lw.reg(a), lw.reg(b)], "pred"))
+        return
     if w not in (32, 64):
         raise op_error(op, f"scalar {t} arithmetic: only 32/64-bit integers and index")
     unsigned_div = sign == "u" and name in ("div", "rem")
@@ -123,12 +131,32 @@ def _cmpi(lw: KernelLowering, op: arith.CmpiOp) -> None:
     lw.vmap[op.result] = Scalar(op.result.type, reg=p)
 
 
+# arith.cmpf predicate -> PTX setp comparison (ISA 9.7.4.2: ordered, and the `u` unordered forms)
+_CMPF = {"oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le", "one": "ne", "ord": "num",
+         "ueq": "equ", "ugt": "gtu", "uge": "geu", "ult": "ltu", "ule": "leu", "une": "neu", "uno": "nan"}
+
+
+@rule(arith.CmpfOp)
+def _cmpf(lw: KernelLowering, op: arith.CmpfOp) -> None:
+    pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    if pred not in _CMPF:
+        raise op_error(op, f"cmpf {pred} has no PTX lowering")
+    p = lw.inst(ptx.SetpOp, f".{_CMPF[pred]}.f{width(op.lhs.type)}",
+                [lw.reg(lw.scalar(op.lhs)), lw.reg(lw.scalar(op.rhs))], "pred")
+    lw.vmap[op.result] = Scalar(op.result.type, reg=p)
+
+
 @rule(arith.SelectOp)
 def _select(lw: KernelLowering, op: arith.SelectOp) -> None:
     t = op.result.type
     kind = reg_kind(t)
-    if kind == "pred":
-        raise op_error(op, "select of i1 has no PTX lowering")
+    if kind == "pred":  # no selp.pred: (c and a) or (not c and b)
+        c = lw.reg(lw.scalar(op.cond))
+        x = lw.inst(ptx.AndOp, ".pred", [c, lw.reg(lw.scalar(op.lhs))], "pred")
+        nc = lw.inst(ptx.NotOp, ".pred", [c], "pred")
+        y = lw.inst(ptx.AndOp, ".pred", [nc, lw.reg(lw.scalar(op.rhs))], "pred")
+        lw.vmap[op.result] = Scalar(t, reg=lw.inst(ptx.OrOp, ".pred", [x, y], "pred"))
+        return
     d = lw.inst(ptx.SelpOp, f".{kind}", [lw.reg(lw.scalar(op.lhs)), lw.reg(lw.scalar(op.rhs)),
                                          lw.reg(lw.scalar(op.cond))], kind)
     lw.vmap[op.result] = Scalar(t, reg=d)
@@ -202,6 +230,39 @@ def _for(lw: KernelLowering, op: scf.ForOp) -> None:
         lw.vmap[res] = v
 
 
+@rule(scf.WhileOp)
+def _while(lw: KernelLowering, op: scf.WhileOp) -> None:
+    """`scf.while` -> a header block running `before` and branching on its `scf.condition` to the
+    `after` block (whose yield branches back) or past the loop; the condition's values are the
+    results."""
+    inits = [lw.vmap[v] for v in op.arguments]
+    flat = [r for v in inits for r in lw.flatten(v)]
+    header = lw.new_block([ptx.reg_kind(r) for r in flat])
+    lw.emit(ptx.BraOp(header, flat))
+    lw.cur = header
+    before = op.before_region.block
+    for arg, v in zip(before.args, lw.unflatten(inits, list(header.args))):
+        lw.vmap[arg] = v
+    cond = before.last_op
+    assert isinstance(cond, scf.ConditionOp)
+    for o in before.ops:
+        if o is not cond:
+            lw.lower_op(o)
+    values = [lw.vmap[v] for v in cond.args]
+    body, exit_ = lw.new_block(), Block()
+    lw.emit(ptx.CbraOp(lw.reg(lw.scalar(cond.condition)), body, exit_))
+    lw.cur = body
+    for arg, v in zip(op.after_region.block.args, values):
+        lw.vmap[arg] = v
+    lw.loop_stack.append(LoopFrame(header, None, None))
+    lw.lower_ops(op.after_region.block)
+    lw.loop_stack.pop()
+    lw.blocks.append(exit_)
+    lw.cur = exit_
+    for res, v in zip(op.results, values):
+        lw.vmap[res] = v
+
+
 @rule(scf.IfOp)
 def _if(lw: KernelLowering, op: scf.IfOp) -> None:
     """`scf.if` -> `@!p bra` around the then-block (and an else-block); results are the join
@@ -239,8 +300,9 @@ def _if(lw: KernelLowering, op: scf.IfOp) -> None:
 @rule(scf.YieldOp)
 def _yield(lw: KernelLowering, op: scf.YieldOp) -> None:
     frame = lw.loop_stack[-1]
-    nxt = lw.index_op("add", Scalar(IndexType(), reg=frame.iv), frame.step)
-    regs = [lw.reg(nxt)] + [r for v in op.arguments for r in lw.flatten(lw.vmap[v])]
+    regs = [r for v in op.arguments for r in lw.flatten(lw.vmap[v])]
+    if frame.iv is not None:  # scf.for: the next induction variable first (scf.while: none)
+        regs.insert(0, lw.reg(lw.index_op("add", Scalar(IndexType(), reg=frame.iv), frame.step)))
     lw.emit(ptx.BraOp(frame.header, regs + frame.extra()))
 
 

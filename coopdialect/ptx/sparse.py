@@ -1,7 +1,7 @@
 """`sparse_mma.mma_sp` -> `wgmma.mma_async.sp` (sm_90a), one warpgroup (128 threads) per product.
 
-Facts used: shared/docs/ptx-wgmma-sparse.md (sections 2-6) and PTX ISA 9.7.15.5.1.2 (canonical
-shared-memory layouts). Operands come from `coop.load` of workgroup-scope matrices:
+Facts used: PTX ISA 9.7.15.6 with the metadata and fragment facts of docs/sparse.md, and
+9.7.15.5.1.2 (canonical shared-memory layouts). Operands come from `coop.load` of workgroup-scope matrices:
 
 * A (compressed values), the metadata and B loads whose only users are `sparse_mma.mma_sp` are
   deferred (`Pending`): the product stages them itself, because the shared-memory layout depends
@@ -379,7 +379,7 @@ def _meta_words(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> l
 
 
 def _a_registers(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> list[list]:
-    """The four .b32 A registers per instruction of the RS form (ptx-wgmma-sparse.md section 4)."""
+    """The four .b32 A registers per instruction of the RS form (docs/sparse.md, "Metadata registers": the dense wgmma A layout)."""
     g, q, w = lw.lane_geometry()
     io = lw.index_op
     row_l = io("add", _idx(g), io("mul", _idx(w), lw.idx_const(16)))

@@ -5,7 +5,7 @@ Supported: `A` 64x16 and `B` 16xN of f16 or bf16, accumulator 64xN f32 (N a mult
 
 * A/B loads stage the tile into a `.shared` array in the K-major, non-swizzled core-matrix
   layout (element (row, k) at `(row/8)*256 + (k/8)*128 + (row%8)*16 + (k%8)*2` bytes; row = M
-  index for A, N index for B; LBO = 128, SBO = 256; ptx-wgmma-sparse.md section 5): `bar.sync`
+  index for A, N index for B; LBO = 128, SBO = 256; PTX ISA 9.7.15.5.1.2): `bar.sync`
   (earlier wgmmas and readers are done with the array), one `ld.global`/`st.shared` per element
   and thread, `fence.proxy.async.shared::cta` (the async proxy must see the generic-proxy
   writes), `bar.sync`.
@@ -32,6 +32,8 @@ DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
 
 
 def check_warpgroup(lw: KernelLowering, op) -> None:
+    if (why := fr.missing_use(op)) is not None:
+        raise op_error(op, why)
     size = lw.workgroup_size
     if size is None or size[0] * size[1] * size[2] != 128:
         raise op_error(op, f"workgroup-scope matrices need exactly one warpgroup: "

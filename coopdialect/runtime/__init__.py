@@ -12,8 +12,8 @@
         seconds = dev.time(prog, "gemm_f16", bufs, (2, 2, 1), reps=20)
 
 Devices: `interp` (the numpy interpreter, always there), `cuda` (PTX through the driver JIT,
-`pip install coopdialect[cuda]`), `vulkan` (SPIR-V through libvulkan.so.1 with ctypes; the
-`[vulkan]` extra needs no package). See docs/runtime.md.
+the `[cuda]` extra: `pip install '.[cuda]'` in a clone), `vulkan` (SPIR-V through libvulkan.so.1
+with ctypes; no Python package). See docs/runtime.md; docs/gpu.md says what a GPU machine needs.
 """
 
 from coopdialect.runtime.device import Device, DeviceError, Program

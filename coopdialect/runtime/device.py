@@ -4,6 +4,11 @@ A `Device` compiles a module for itself (`compile` -> a `Program`), holds buffer
 `download`: numpy arrays in and out, C order, the memref's element type), launches a kernel of a
 program on a grid of workgroups and times launches with device events (CUDA events, Vulkan
 timestamp queries; the interpreter: wall clock). Devices are context managers (`close`).
+
+A launch takes one entry per kernel argument, in order: the device buffer of a memref argument
+(what `upload` returned), the value of a scalar argument (a Python int or float, as
+`coop_kernel.scalar_value` gives it); the device passes scalars as its target says (CUDA
+`.param`s, Vulkan push constants, interpreter values).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ class DeviceError(CoopError):
 class Program:
     """A module compiled for one device: `binary` is PTX text (cuda), SPIR-V bytes (vulkan) or the
     lowered module itself (interp); `kernels` maps each kernel name to what the device needs to
-    launch it (cuda: its launch-description entry; vulkan: the argument count)."""
+    launch it (cuda: its launch-description entry; vulkan: its arguments' types)."""
 
     device: str
     binary: object
@@ -61,12 +66,13 @@ class Device(ABC):
         """The buffer's contents as a new array of `like`'s dtype and shape."""
 
     @abstractmethod
-    def launch(self, program: Program, kernel: str, buffers: Sequence[object],
+    def launch(self, program: Program, kernel: str, args: Sequence[object],
                grid: tuple[int, int, int]) -> None:
-        """Run `kernel` over `grid` workgroups on `buffers` (one per memref argument) and wait."""
+        """Run `kernel` over `grid` workgroups on `args` (one per kernel argument: a device
+        buffer for a memref, a number for a scalar; see the module docstring) and wait."""
 
     @abstractmethod
-    def time(self, program: Program, kernel: str, buffers: Sequence[object],
+    def time(self, program: Program, kernel: str, args: Sequence[object],
              grid: tuple[int, int, int], reps: int) -> list[float]:
         """Seconds of each of `reps` launches (after one warm-up), measured on the device."""
 

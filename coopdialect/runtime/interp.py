@@ -32,18 +32,18 @@ class InterpDevice(Device):
     def download(self, buffer: np.ndarray, like: np.ndarray) -> np.ndarray:
         return buffer.copy()
 
-    def launch(self, program: Program, kernel: str, buffers: Sequence[np.ndarray],
+    def launch(self, program: Program, kernel: str, args: Sequence[object],
                grid: tuple[int, int, int]) -> None:
         from coopdialect.interpreter.kernel import run_kernel
 
-        run_kernel(program.binary, kernel, list(buffers), grid, subgroup_size=self.subgroup_size)
+        run_kernel(program.binary, kernel, list(args), grid, subgroup_size=self.subgroup_size)
 
-    def time(self, program: Program, kernel: str, buffers: Sequence[np.ndarray],
+    def time(self, program: Program, kernel: str, args: Sequence[object],
              grid: tuple[int, int, int], reps: int) -> list[float]:
-        self.launch(program, kernel, buffers, grid)
+        self.launch(program, kernel, args, grid)
         out = []
         for _ in range(reps):
             t = time.perf_counter()
-            self.launch(program, kernel, buffers, grid)
+            self.launch(program, kernel, args, grid)
             out.append(time.perf_counter() - t)
         return out

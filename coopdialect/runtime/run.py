@@ -14,6 +14,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.traits import SymbolTable
 
+from coopdialect.dialects.coop_kernel import dispatch_grid, scalar_value
 from coopdialect.errors import CoopError, location_of
 from coopdialect.runtime.device import Device, DeviceError
 from coopdialect.runtime.verdict import Verdict, compare, summary
@@ -48,15 +49,23 @@ def documented_ulp(module: ModuleOp, device: str) -> float:
     return 0
 
 
-def gemm_flops(fn: func.FuncOp) -> float | None:
+def gemm_flops(fn: func.FuncOp, args: Sequence[object] | None = None) -> float | None:
     """2*M*N*K when the kernel is a GEMM-like product: it multiplies matrices (coop.mul_add,
     sparse_mma.mma_sp), its last 2-D memref argument is C (M x N), another is B (K x N, or N x K
     transposed) and another has M rows (A, dense or 2:4-compressed); else None (pass the count
-    yourself)."""
+    yourself). Shapes are the arrays' among `args` (one per kernel argument) when given, which
+    a memref of dynamic shape needs, else the memref types'."""
     if not any(op.name in GEMM_OPS for op in fn.walk()):
         return None
-    shapes = [tuple(a.type.get_shape()) for a in fn.args
-              if isinstance(a.type, MemRefType) and len(a.type.get_shape()) == 2]
+    shapes = []
+    for i, a in enumerate(fn.args):
+        if not isinstance(a.type, MemRefType) or len(a.type.get_shape()) != 2:
+            continue
+        given = args[i] if args is not None and i < len(args) else None
+        shape = tuple(given.shape) if isinstance(given, np.ndarray) else tuple(a.type.get_shape())
+        if min(shape) < 0:
+            return None
+        shapes.append(shape)
     if len(shapes) < 3:
         return None
     m, n = shapes[-1]
@@ -103,14 +112,38 @@ def find_kernel(module: ModuleOp, kernel: str) -> func.FuncOp:
     return fn
 
 
-def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[np.ndarray],
-               grid: tuple[int, int, int], device: str | Device = "interp", *,
+def kernel_arguments(fn: func.FuncOp, args: Sequence[object]) -> list[object]:
+    """`args` checked against `fn`'s arguments: one per argument, a numpy array for a memref
+    (copied, C order), a number for a scalar (`coop_kernel.scalar_value`'s value). Raises
+    CoopError (on the kernel) for a wrong count or kind, or a scalar out of its type's range."""
+    types = fn.function_type.inputs.data
+    if len(args) != len(types):
+        raise CoopError(fn, f"the kernel takes {len(types)} arguments, {len(args)} were given")
+    out: list[object] = []
+    for i, (t, a) in enumerate(zip(types, args)):
+        if isinstance(t, MemRefType):
+            if not isinstance(a, np.ndarray):
+                raise CoopError(fn, f"argument {i} ({t}) needs a numpy array, got "
+                                    f"{type(a).__name__}")
+            out.append(np.array(a, order="C", copy=True))
+            continue
+        try:
+            out.append(scalar_value(t, a))
+        except (TypeError, ValueError) as e:
+            raise CoopError(fn, f"argument {i} ({t}): {e}") from None
+    return out
+
+
+def run_kernel(module: ModuleOp, kernel: str, args: Sequence[object],
+               grid: tuple[int, int, int] | None = None, device: str | Device = "interp", *,
                pipeline: str | None = None, check: bool = False, bench: int = 0,
                flops: float | None = None, tolerance_ulp: float | None = None,
                subgroup_size: int = 32) -> RunReport:
-    """Compile `module` for `device`, run `kernel` over `grid` workgroups on `buffers` (numpy,
-    one per memref argument, updated in place with the device's results).
+    """Compile `module` for `device`, run `kernel` over `grid` workgroups on `args` (one per
+    kernel argument: numpy arrays for memrefs, updated in place with the device's results;
+    Python or numpy numbers for scalars).
 
+    * `grid`: None for the grid the kernel declares (`coop.grid`, from its scalar arguments).
     * `pipeline`: coop-opt passes run first (the device's conversion is appended when needed).
     * `check`: also interpret the original module on copies of the same inputs and compare
       every buffer (`RunReport.verdicts`; float tolerance `tolerance_ulp`, default
@@ -118,11 +151,13 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[np.ndarray],
     * `bench`: time that many launches (after one warm-up) on copies of the inputs; the rate
       uses `flops` or `gemm_flops`.
 
-    Raises CoopError for bad IR, DeviceError (located at the kernel) for the device's refusals.
-    """
+    Raises CoopError for bad IR or arguments, DeviceError (located at the kernel) for the
+    device's refusals, ValueError for a kernel without a declared grid when `grid` is None."""
     fn = find_kernel(module, kernel)
     where = location_of(fn)
-    inputs = [np.array(b, order="C", copy=True) for b in buffers]
+    inputs = kernel_arguments(fn, args)
+    grid = tuple(int(g) for g in grid) if grid is not None else dispatch_grid(fn, inputs)
+    arrays = [i for i, a in enumerate(inputs) if isinstance(a, np.ndarray)]
     own = isinstance(device, str)
     try:
         dev = open_device(device, **({"subgroup_size": subgroup_size} if device == "interp"
@@ -130,28 +165,30 @@ def run_kernel(module: ModuleOp, kernel: str, buffers: Sequence[np.ndarray],
         try:
             report = RunReport(dev.name)
             program = dev.compile(module, pipeline)
-            bufs = [dev.upload(b) for b in inputs]
-            dev.launch(program, kernel, bufs, grid)
-            for b, d in zip(buffers, bufs):
-                b[...] = dev.download(d, b)
+            on_device = [dev.upload(a) if i in arrays else a for i, a in enumerate(inputs)]
+            dev.launch(program, kernel, on_device, grid)
+            for i in arrays:
+                args[i][...] = dev.download(on_device[i], args[i])
             if bench:
-                timed = [dev.upload(b) for b in inputs]
+                timed = [dev.upload(a) if i in arrays else a for i, a in enumerate(inputs)]
                 report.times = dev.time(program, kernel, timed, grid, bench)
-                report.flops = flops if flops is not None else gemm_flops(fn)
+                report.flops = flops if flops is not None else gemm_flops(fn, inputs)
         finally:
             if own:
                 dev.close()
     except DeviceError as e:
         raise DeviceError(e.message, where=where) from None
     if check:
-        expected = [b.copy() for b in inputs]
+        expected = [a.copy() if i in arrays else a for i, a in enumerate(inputs)]
         from coopdialect.interpreter.kernel import run_kernel as interpret
 
         interpret(module, kernel, expected, grid, subgroup_size=subgroup_size)
         tol = documented_ulp(module, report.device) if tolerance_ulp is None else tolerance_ulp
-        names = [a.name_hint or str(i) for i, a in enumerate(fn.args)]
-        types = [f"{a.type.element_type}[{'x'.join(str(d) for d in a.type.get_shape())}]"
-                 if isinstance(a.type, MemRefType) else str(a.type) for a in fn.args]
-        report.verdicts = [compare(n, t, got, want, tol)
-                           for n, t, got, want in zip(names, types, buffers, expected)]
+        report.verdicts = []
+        for i in arrays:
+            a, got = fn.args[i], args[i]
+            shape = "x".join(str(d) for d in got.shape)
+            report.verdicts.append(compare(a.name_hint or str(i),
+                                           f"{a.type.element_type}[{shape}]", got, expected[i],
+                                           tol))
     return report

@@ -1,7 +1,10 @@
 """The Vulkan device: SPIR-V from convert-coop-to-spirv, dispatched with the ctypes runner.
 
-Buffer i of a kernel is bound as the storage buffer at descriptor set 0, binding i (the kernel
-convention). Before a module is dispatched, every SPIR-V capability and extension it declares is
+The j-th memref argument of a kernel is bound as the storage buffer at descriptor set 0, binding
+j; its scalar arguments are pushed as one push-constant block (`vkCmdPushConstants`, with a
+`VkPushConstantRange` in the pipeline layout), laid out and packed by
+`coopdialect.spirv.push_constants` as convert-coop-to-spirv declared it (the kernel convention).
+Before a module is dispatched, every SPIR-V capability and extension it declares is
 checked against what the device enabled, so that a missing feature is one line naming the
 Vulkan feature (`VkPhysicalDeviceCooperativeMatrix2FeaturesNV::cooperativeMatrixReductions`)
 rather than a validation-layer message or a driver crash.
@@ -32,6 +35,8 @@ CAPABILITY_FEATURES = {
     "Float64": ("core", "shaderFloat64"),
     "StorageBuffer16BitAccess": ("vulkan11", "storageBuffer16BitAccess"),
     "StorageBuffer8BitAccess": ("vulkan12", "storageBuffer8BitAccess"),
+    "StoragePushConstant16": ("vulkan11", "storagePushConstant16"),
+    "StoragePushConstant8": ("vulkan12", "storagePushConstant8"),
     "VulkanMemoryModel": ("vulkan12", "vulkanMemoryModel"),
     "PhysicalStorageBufferAddresses": ("vulkan12", "bufferDeviceAddress"),
     "CooperativeMatrixKHR": ("cooperative_matrix_khr", "cooperativeMatrix"),
@@ -89,9 +94,10 @@ def missing_features(capabilities: Sequence[str], extensions: Sequence[str],
 class VulkanDevice(Device):
     """Vulkan 1.3 on the first discrete GPU (see the module docstring).
 
-    Raises DeviceError `no Vulkan loader found (libvulkan.so.1)`, `no Vulkan driver found
-    (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)` or `no Vulkan GPU found` when it cannot
-    open one."""
+    Raises DeviceError `no Vulkan loader found (...)`, `no Vulkan driver found (...)` or `no
+    Vulkan GPU found (...)` when it cannot open one; the parentheses say what was tried (the
+    loader's path, the ICD manifests and whether their libraries load, the missing GL dispatch
+    libraries: `vulkan_setup.diagnose`)."""
 
     name = "vulkan"
     default_pipeline = "convert-coop-to-spirv"
@@ -102,16 +108,21 @@ class VulkanDevice(Device):
         self._vk = vk
         try:
             self.ctx = vk.VulkanContext(validation=validation)
-        except OSError:
-            raise DeviceError("no Vulkan loader found (libvulkan.so.1 cannot be loaded)") from None
+        except OSError as e:
+            raise DeviceError(f"no Vulkan loader found ({e}; install libvulkan1: docs/gpu.md, "
+                              "tools/fetch_vulkan_loader.sh)") from None
         except vk.VulkanError as e:
+            from coopdialect.runtime.vulkan_setup import diagnose
+
             if e.name == "VK_ERROR_INCOMPATIBLE_DRIVER":
-                raise DeviceError(f"no Vulkan driver found ({e})") from None
+                raise DeviceError(f"no Vulkan driver found ({e}; {diagnose()})") from None
             if e.call == "vkEnumeratePhysicalDevices":
-                raise DeviceError("no Vulkan GPU found") from None
+                raise DeviceError(f"no Vulkan GPU found ({e}; {diagnose()})") from None
             raise DeviceError(f"cannot open a Vulkan device: {e}") from None
 
     def compile(self, module: ModuleOp, pipeline: str | None = None) -> Program:
+        from xdsl.dialects import func
+
         from coopdialect.spirv.requirements import derive_requirements
         from coopdialect.spirv.target import emit_spirv, find_spirv_module
         from coopdialect.spirv.writer import verified_by_caller
@@ -125,11 +136,16 @@ class VulkanDevice(Device):
             raise DeviceError(f"the Vulkan device ({self.ctx.device_info()['name']}) lacks "
                               + "; ".join(lacks))
         with verified_by_caller():  # lower() verified the module after each pass
-            return self.load(emit_spirv(lowered))
+            program = self.load(emit_spirv(lowered))
+        for fn in module.ops:  # the kernels' argument types: which are buffers, which scalars
+            if isinstance(fn, func.FuncOp):
+                program.kernels[fn.sym_name.data] = list(fn.function_type.inputs.data)
+        return program
 
     def load(self, spirv: bytes) -> Program:
         """A program of SPIR-V built elsewhere (glslang's binaries, tests/data/*.spv); its
-        features are the driver's to check."""
+        features are the driver's to check, and its kernels take buffers only (push constants
+        need the layout of a program compiled here)."""
         return Program("vulkan", bytes(spirv), {})
 
     def upload(self, array: np.ndarray) -> np.ndarray:
@@ -138,17 +154,44 @@ class VulkanDevice(Device):
     def download(self, buffer: np.ndarray, like: np.ndarray) -> np.ndarray:
         return buffer.view(like.dtype).reshape(like.shape).copy()
 
-    def launch(self, program: Program, kernel: str, buffers: Sequence[np.ndarray],
+    def _split(self, program: Program, kernel: str,
+               args: Sequence[object]) -> tuple[list[np.ndarray], bytes | None]:
+        """(buffers in binding order, push-constant bytes or None) of a launch's arguments."""
+        from xdsl.dialects.builtin import MemRefType
+
+        from coopdialect.spirv import push_constants
+
+        types = program.kernels.get(kernel)
+        if types is None:  # a loaded binary: every argument is a buffer
+            if not all(isinstance(a, np.ndarray) for a in args):
+                raise DeviceError(f"kernel '{kernel}' of a loaded SPIR-V binary takes buffers "
+                                  "only (scalar arguments need a program compiled by this device)")
+            return list(args), None
+        if len(args) != len(types):
+            raise DeviceError(f"kernel '{kernel}' takes {len(types)} arguments, got {len(args)}")
+        buffers = [a for a, t in zip(args, types) if isinstance(t, MemRefType)]
+        scalars = [(a, t) for a, t in zip(args, types) if not isinstance(t, MemRefType)]
+        if not scalars:
+            return buffers, None
+        members = push_constants.layout([t for _, t in scalars])
+        try:
+            return buffers, push_constants.pack(members, [a for a, _ in scalars])
+        except ValueError as e:
+            raise DeviceError(f"kernel '{kernel}': {e}") from None
+
+    def launch(self, program: Program, kernel: str, args: Sequence[object],
                grid: tuple[int, int, int]) -> None:
-        outs = self._call(self.ctx.run_compute, program.binary, list(buffers), tuple(grid),
-                          entry=kernel)
+        buffers, push = self._split(program, kernel, args)
+        outs = self._call(self.ctx.run_compute, program.binary, buffers, tuple(grid),
+                          entry=kernel, push_constants=push)
         for b, o in zip(buffers, outs):
             b[...] = o
 
-    def time(self, program: Program, kernel: str, buffers: Sequence[np.ndarray],
+    def time(self, program: Program, kernel: str, args: Sequence[object],
              grid: tuple[int, int, int], reps: int) -> list[float]:
-        _, times_ns = self._call(self.ctx.benchmark, program.binary, list(buffers), tuple(grid),
-                                 entry=kernel, repeat=reps, warmup=1)
+        buffers, push = self._split(program, kernel, args)
+        _, times_ns = self._call(self.ctx.benchmark, program.binary, buffers, tuple(grid),
+                                 entry=kernel, repeat=reps, warmup=1, push_constants=push)
         return [t * 1e-9 for t in times_ns]
 
     def _call(self, fn, *args, **kwargs):

@@ -48,7 +48,7 @@ registry header (KhronosGroup/Vulkan-Headers include/vulkan/vulkan_core.h):
 
 Environment: ``VK_RUNNER_VALIDATION=1`` enables VK_LAYER_KHRONOS_validation when present
 (same as ``VulkanContext(validation=True)``).  The loader is found as libvulkan.so.1 (or
-``VK_RUNNER_LIBVULKAN``).
+``VK_RUNNER_LIBVULKAN``); docs/gpu.md says what a machine needs.
 """
 from __future__ import annotations
 
@@ -658,18 +658,16 @@ def _load_library():
     if _lib is None:
         names = [os.environ.get("VK_RUNNER_LIBVULKAN"), "libvulkan.so.1", "libvulkan.so",
                  ctypes.util.find_library("vulkan")]
+        names = list(dict.fromkeys(n for n in names if n))
         errs = []
         for n in names:
-            if not n:
-                continue
             try:
                 _lib = ctypes.CDLL(n)
                 break
             except OSError as e:
-                errs.append(f"{n}: {e}")
-        if _lib is None:
-            raise OSError("Vulkan loader not found (" + "; ".join(errs) + "). On the GPU "
-                          "machine unpack .gl/*.deb first (see docs/h200.md).")
+                errs.append(str(e))
+        if _lib is None:  # the first reason names the library and what the linker said
+            raise OSError(f"{', '.join(names)} cannot be loaded: {errs[0]}")
         _lib.vkGetInstanceProcAddr.restype = c_void_p
         _lib.vkGetInstanceProcAddr.argtypes = [Dispatchable, c_char_p]
     return _lib

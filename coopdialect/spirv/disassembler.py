@@ -16,6 +16,9 @@ from coopdialect.spirv.grammar_tables import ENUMS, MAGIC_NUMBER, OPCODE_NAMES, 
 
 
 def _words(data: bytes) -> list[int]:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"disassemble: the binary must be bytes, got {'None' if data is None else type(data).__name__}")
+    data = bytes(data)
     if len(data) < 20 or len(data) % 4:
         raise ValueError("not a SPIR-V binary: length must be a multiple of 4 bytes and >= 20")
     words = list(struct.unpack(f"<{len(data) // 4}I", data))
@@ -37,15 +40,20 @@ def _instructions(words: list[int]):
 
 
 def disassemble(data: bytes) -> str:
-    """SPIR-V assembly text of `data` (a binary module). Raises ValueError on a malformed binary."""
+    """SPIR-V assembly text of `data` (a binary module, bytes). Raises ValueError on a malformed
+    binary (one line: the word offset of the instruction at fault), TypeError if `data` is not
+    bytes."""
     words = _words(data)
     names: dict[int, str] = {}
     float_width: dict[int, int] = {}
-    for _, opname, ops in _instructions(words):
-        if opname == "OpName":
-            names[ops[0]] = decode_string(ops, 1)[0]
-        elif opname == "OpTypeFloat":
-            float_width[ops[0]] = ops[1]
+    for pos, opname, ops in _instructions(words):
+        try:
+            if opname == "OpName":
+                names[ops[0]] = decode_string(ops, 1)[0]
+            elif opname == "OpTypeFloat":
+                float_width[ops[0]] = ops[1]
+        except (IndexError, ValueError, UnicodeDecodeError):
+            raise ValueError(f"word {pos}: {opname}: too few operand words ({len(ops)})") from None
 
     def ref(n: int) -> str:
         return f"%{names.get(n, n)}"
@@ -59,30 +67,38 @@ def disassemble(data: bytes) -> str:
         f"; Schema: {words[4]}",
     ]
     for pos, opname, ops in _instructions(words):
-        has_type, has_id = has_result(opname)
-        head = []
-        i = 0
-        result_type = None
-        if has_type:
-            result_type = ops[i]
-            i += 1
-        if has_id:
-            head.append(f"{ref(ops[i])} = ")
-            i += 1
-        rest = ops[i:]
-        parts = [opname] + ([ref(result_type)] if result_type is not None else [])
-        if opname in ("OpConstant", "OpSpecConstant") and result_type in float_width:
-            parts.append(_float_literal(rest, float_width[result_type]))
-        elif opname in ("OpConstant", "OpSpecConstant"):
-            parts.append(str(rest[0] if len(rest) == 1 else rest[0] | rest[1] << 32))
-        else:
-            try:
-                parts += _operands(opname, rest, ref)
-            except (ValueError, IndexError) as e:
-                raise ValueError(f"word {pos}: {opname}: {e}") from None
+        try:
+            head, parts = _instruction(opname, ops, ref, float_width)
+        except (ValueError, IndexError, KeyError) as e:
+            # an instruction shorter than its operands (the word count ends it too early)
+            raise ValueError(f"word {pos}: {opname}: {e if not isinstance(e, IndexError) else 'too few operand words'}"
+                             ) from None
         text = "".join(head) + " ".join(parts)
         lines.append(text.rjust(len(text) + max(0, 15 - len("".join(head)))) if head else " " * 15 + text)
     return "\n".join(lines) + "\n"
+
+
+def _instruction(opname: str, ops: list[int], ref, float_width: dict[int, int]) -> tuple[list[str], list[str]]:
+    """(`%id = ` or nothing, the opname and operand tokens) of one instruction."""
+    has_type, has_id = has_result(opname)
+    head = []
+    i = 0
+    result_type = None
+    if has_type:
+        result_type = ops[i]
+        i += 1
+    if has_id:
+        head.append(f"{ref(ops[i])} = ")
+        i += 1
+    rest = ops[i:]
+    parts = [opname] + ([ref(result_type)] if result_type is not None else [])
+    if opname in ("OpConstant", "OpSpecConstant") and result_type in float_width:
+        parts.append(_float_literal(rest, float_width[result_type]))
+    elif opname in ("OpConstant", "OpSpecConstant"):
+        parts.append(str(rest[0] if len(rest) == 1 else rest[0] | rest[1] << 32))
+    else:
+        parts += _operands(opname, rest, ref)
+    return head, parts
 
 
 def _float_literal(words: list[int], width: int) -> str:

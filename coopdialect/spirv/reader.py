@@ -139,6 +139,16 @@ class _Reader:
             raise self.err(f"id {id_} is not an integer constant")
         return self.const_ints[id_]
 
+    def dimension(self, id_: int) -> int:
+        """A cooperative matrix type's Scope/Rows/Columns/Use: an integer constant, or a scalar
+        specialization constant — read as its default value (types here hold literals, so the
+        rewrite has the default where the binary had the specialization constant)."""
+        v = self.values.get(id_)
+        if id_ not in self.const_ints and v is not None and isinstance(v.owner, spirv_general.SpecConstantOp) \
+                and isinstance(v.type, IntegerType) and v.type.width.data == 32:
+            return v.owner.value.value.data
+        return self.const_int(id_)
+
     def enum_name(self, kind: str, value: int) -> str:
         name = enumerant_name(kind, value)
         if name is None:
@@ -195,6 +205,7 @@ class _Reader:
                     if has_memory_model:
                         raise ValueError("a module has exactly one OpMemoryModel (SPIR-V 2.4)")
                     has_memory_model = True
+                    memory_model_at = inst.offset
                     self.count(ws, 2)
                     memory = (self.enum_name("AddressingModel", ws[0]), self.enum_name("MemoryModel", ws[1]))
                 elif op == "OpEntryPoint":
@@ -271,7 +282,9 @@ class _Reader:
         for finsts in functions:
             body.append(self.function(finsts))
         version = f"{major}.{minor}"
-        return spirv.ModuleOp(body, memory[0], memory[1], caps, exts, version)
+        module = spirv.ModuleOp(body, memory[0], memory[1], caps, exts, version)
+        # what the module as a whole needs (its addressing and memory model) is located there
+        return self.at(module, memory_model_at)
 
     @staticmethod
     def count(ws: list[int], n: int) -> None:
@@ -374,13 +387,13 @@ class _Reader:
                                  ["|".join(decos.get(k, ())) for k in range(len(a))])
         elif op == "OpTypeCooperativeMatrixKHR":
             self.count(a, 5)
-            t = spirv.CooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
-                                            self.enum_name("Scope", self.const_int(a[1])),
-                                            self.enum_name("CooperativeMatrixUse", self.const_int(a[4])))
+            t = spirv.CooperativeMatrixType(self.dimension(a[2]), self.dimension(a[3]), self.type(a[0]),
+                                            self.enum_name("Scope", self.dimension(a[1])),
+                                            self.enum_name("CooperativeMatrixUse", self.dimension(a[4])))
         elif op == "OpTypeCooperativeMatrixNV":
             self.count(a, 4)
-            t = spirv.NVCooperativeMatrixType(self.const_int(a[2]), self.const_int(a[3]), self.type(a[0]),
-                                              self.enum_name("Scope", self.const_int(a[1])))
+            t = spirv.NVCooperativeMatrixType(self.dimension(a[2]), self.dimension(a[3]), self.type(a[0]),
+                                              self.enum_name("Scope", self.dimension(a[1])))
         elif op == "OpTypeTensorLayoutNV":
             self.count(a, 2)
             t = spirv_nv2.TensorLayoutType(self.const_int(a[0]),
@@ -797,7 +810,11 @@ def deserialize(data: bytes, ctx=None, file: str = "<binary>") -> spirv.ModuleOp
     binary (bad magic, word count 0 or past the end, unknown opcode, undefined id, wrong
     operand count), for a module that breaks a validation rule the `spirv` dialect's verifiers
     check (the message names the rule), a module that lacks a capability or extension it needs,
-    and for constructs this reader does not support. No other exception escapes."""
+    and for constructs this reader does not support; TypeError if `data` is not bytes. No other
+    exception escapes."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"deserialize: the binary must be bytes, got {'None' if data is None else type(data).__name__}")
+    data = bytes(data)
     if len(data) % 4:
         raise SpirvReadError(f"binary length {len(data)} bytes is not a multiple of 4", len(data) // 4)
     words = list(struct.unpack(f"<{len(data) // 4}I", data))
@@ -848,6 +865,12 @@ def _check_builtins(module: spirv.ModuleOp) -> None:
                                  loc.column.data if isinstance(loc, FileLineColLoc) else 0)
 
 
+def _word(op) -> int:
+    """The word offset the reader stamped on `op` (0 for the module as a whole)."""
+    loc = op.location
+    return loc.column.data if isinstance(loc, FileLineColLoc) else 0
+
+
 def _check_requirements(module: spirv.ModuleOp) -> None:
     """The capabilities, extensions and memory model the module's instructions need are declared
     (SPIR-V 2.4; the same check as the writer's)."""
@@ -867,7 +890,8 @@ def _check_requirements(module: spirv.ModuleOp) -> None:
             raise SpirvReadError(f"invalid module: capability {cap} needs OpExtension {' or '.join(cexts)}")
     for cap, where in req.needs.items():
         if cap not in declared:
-            raise SpirvReadError(f"invalid module: '{where}' needs capability {cap}, which OpCapability does not declare")
+            raise SpirvReadError(f"invalid module: '{where}' needs capability {cap}, which OpCapability does not "
+                                 "declare", _word(req.needed_by[cap]))
     missing = set(req.extensions) - {e.data for e in module.extensions}
     if missing:
         raise SpirvReadError(f"invalid module: missing OpExtension {', '.join(sorted(missing))}")

@@ -26,16 +26,46 @@ from coopdialect.spirv.grammar_tables import CAPABILITY_EXTENSIONS, CAPABILITY_I
 DEFAULT_VERSION = (1, 6)
 # alternatives that a Vulkan compute module never wants when another one is listed
 _AVOID = ("Kernel", "Addresses", "Linkage")
-_STORAGE_16 = {"StorageBuffer": "StorageBuffer16BitAccess", "PhysicalStorageBuffer": "StorageBuffer16BitAccess"}
-_STORAGE_8 = {"StorageBuffer": "StorageBuffer8BitAccess", "PhysicalStorageBuffer": "StorageBuffer8BitAccess"}
+# the capability that lets a pointer into each storage class reach an 8-/16-bit member
+# (SPV_KHR_8bit_storage, SPV_KHR_16bit_storage; SPV_KHR_physical_storage_buffer extends the
+# StorageBuffer ones to PhysicalStorageBuffer)
+_STORAGE_16 = {"StorageBuffer": "StorageBuffer16BitAccess", "PhysicalStorageBuffer": "StorageBuffer16BitAccess",
+               "Uniform": "UniformAndStorageBuffer16BitAccess", "PushConstant": "StoragePushConstant16",
+               "Input": "StorageInputOutput16", "Output": "StorageInputOutput16"}
+_STORAGE_8 = {"StorageBuffer": "StorageBuffer8BitAccess", "PhysicalStorageBuffer": "StorageBuffer8BitAccess",
+              "Uniform": "UniformAndStorageBuffer8BitAccess", "PushConstant": "StoragePushConstant8"}
 _INT_CAPS = {8: "Int8", 16: "Int16", 64: "Int64"}
 _FLOAT_CAPS = {16: "Float16", 64: "Float64"}
+# An 8-/16-bit value without Int8/Int16/Float16 is limited to what the storage capabilities allow
+# (SPV_KHR_8bit_storage / SPV_KHR_16bit_storage, 3.31 Capability): it may be the result of an
+# OpLoad through such a pointer or of a width-only conversion, and an operand of a width-only
+# conversion or the Object of an OpStore; any other use needs the full capability.
+# spirv-val (SPIRV-Tools' limited-use check) also lets OpCopyObject copy such a value.
+_LIMITED_RESULT = {"OpLoad", "OpUConvert", "OpSConvert", "OpFConvert", "OpCopyObject"}
+_LIMITED_OPERAND = {"OpStore", "OpUConvert", "OpSConvert", "OpFConvert", "OpCopyObject"}
+_LIMITED_ALTERNATIVES = {
+    ("int", 8): "|".join(("Int8", *dict.fromkeys(_STORAGE_8.values()))),
+    ("int", 16): "|".join(("Int16", *dict.fromkeys(_STORAGE_16.values()))),
+    ("float", 16): "|".join(("Float16", *dict.fromkeys(_STORAGE_16.values()))),
+}
+
+
+def _narrow(t: Attribute) -> tuple[str, int] | None:
+    """("int" | "float", width) of an 8-/16-bit scalar or vector type, else None."""
+    if isinstance(t, VectorType):
+        t = t.element_type
+    if isinstance(t, IntegerType) and t.width.data in (8, 16):
+        return "int", t.width.data
+    if isinstance(t, AnyFloat) and t.bitwidth == 16:
+        return "float", 16
+    return None
 
 
 @dataclass(frozen=True)
 class Feature:
-    """One use of something the grammar gates: `kind` is "Instruction", "Capability" or an
-    operand kind (StorageClass, BuiltIn, ...); `where` names the op using it (for messages)."""
+    """One use of something the grammar gates: `kind` is "Instruction", "Capability",
+    "AnyCapability" (`name`: alternatives joined by "|") or an operand kind (StorageClass,
+    BuiltIn, ...); `where` names the op using it (for messages)."""
 
     kind: str
     name: str
@@ -51,7 +81,9 @@ class Requirements:
     extensions: list[str]
     memory_model: str
     needs: dict[str, str]
-    """capability -> op that needs it (all needed capabilities, before minimisation)."""
+    """capability -> name of the op that needs it (all needed capabilities, before minimisation)."""
+    needed_by: dict[str, Operation]
+    """capability -> the op that needs it (its first use), to locate a message."""
 
 
 def version_of(module: spirv.ModuleOp) -> tuple[int, int]:
@@ -62,14 +94,14 @@ def version_of(module: spirv.ModuleOp) -> tuple[int, int]:
 def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[Feature]:
     if isinstance(t, IntegerType):
         w = t.width.data
-        # an 8/16-bit type only held in a buffer needs just the storage capability (SPIR-V 2.16.1:
-        # StorageBuffer8BitAccess/16BitAccess allow the type there); a value of it needs Int8/Int16
-        if w != 1 and w in _INT_CAPS and not (sc and (w == 16 and sc in _STORAGE_16 or w == 8 and sc in _STORAGE_8)):
+        # an 8/16-bit type held in a buffer needs the storage capability of its storage class or
+        # the full Int8/Int16, which allows the type anywhere (SPV_KHR_8bit_storage,
+        # SPV_KHR_16bit_storage); elsewhere (a value, a Function variable) it needs Int8/Int16
+        storage = (_STORAGE_16 if w == 16 else _STORAGE_8 if w == 8 else {}).get(sc or "")
+        if storage is not None:
+            yield Feature("AnyCapability", f"{storage}|{_INT_CAPS[w]}", where)
+        elif w != 1 and w in _INT_CAPS:
             yield Feature("Capability", _INT_CAPS[w], where)
-        if sc and w == 16 and sc in _STORAGE_16:
-            yield Feature("Capability", _STORAGE_16[sc], where)
-        if sc and w == 8 and sc in _STORAGE_8:
-            yield Feature("Capability", _STORAGE_8[sc], where)
     elif isinstance(t, VectorType):
         yield from _type_features(t.element_type, where, sc)
     elif isinstance(t, FunctionType):
@@ -106,10 +138,11 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
         yield Feature("Instruction", "OpTypeTensorViewNV", where)
     elif isinstance(t, AnyFloat):
         w = t.bitwidth
-        if w in _FLOAT_CAPS and not (sc and w == 16 and sc in _STORAGE_16):
+        storage = _STORAGE_16.get(sc or "") if w == 16 else None
+        if storage is not None:
+            yield Feature("AnyCapability", f"{storage}|{_FLOAT_CAPS[w]}", where)
+        elif w in _FLOAT_CAPS:
             yield Feature("Capability", _FLOAT_CAPS[w], where)
-        if sc and w == 16 and sc in _STORAGE_16:
-            yield Feature("Capability", _STORAGE_16[sc], where)
 
 
 _TYPE_KEYS: dict[tuple[Attribute, str | None], tuple[tuple[str, str], ...]] = {}
@@ -186,8 +219,15 @@ def collect_features(module: spirv.ModuleOp) -> list[Feature]:
             if op.binding is not None:
                 feats.append(Feature("Decoration", "Binding", where))
                 feats.append(Feature("Decoration", "DescriptorSet", where))
+        limited = isinstance(op, spirv.SpirvInstruction) and op.OPNAME in _LIMITED_RESULT
         for t in _op_types(op):
-            feats.extend(Feature(k, n, where) for k, n in _type_keys(t))
+            if limited and (n := _narrow(t)) is not None:
+                feats.append(Feature("AnyCapability", _LIMITED_ALTERNATIVES[n], where))
+            else:
+                feats.extend(Feature(k, n, where) for k, n in _type_keys(t))
+        if isinstance(op, spirv.SpirvInstruction) and op.OPNAME not in _LIMITED_OPERAND:
+            feats.extend(Feature("Capability", _LIMITED_ALTERNATIVES[n].split("|")[0], where)
+                         for v in op.operands if (n := _narrow(v.type)) is not None)
     return feats
 
 
@@ -203,13 +243,13 @@ def _enum_keys(kind: str, text: str) -> tuple[tuple[str, str], ...]:
     return keys
 
 
-def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
-    """`collect_features` without repetitions: (kind, name) -> `where` of its first use, in walk
+def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], Operation]:
+    """`collect_features` without repetitions: (kind, name) -> the op of its first use, in walk
     order. Later uses of a feature never change what `derive_requirements` derives."""
-    out: dict[tuple[str, str], str] = {
-        ("AddressingModel", module.addressing_model.data): module.name,
+    out: dict[tuple[str, str], Operation] = {
+        ("AddressingModel", module.addressing_model.data): module,
     }
-    out.setdefault(("MemoryModel", module.memory_model.data), module.name)
+    out.setdefault(("MemoryModel", module.memory_model.data), module)
     add = out.setdefault
     # per (type object, where): types are usually shared between many ops
     seen_types: dict[tuple[int, str], Attribute] = {}
@@ -217,10 +257,10 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
     for op in module.walk():
         if op is module:
             continue
-        where = op.name
+        where = op
         if isinstance(op, instruction):
             add(("Instruction", op.OPNAME), where)
-            for f in _layout_features(op, where):
+            for f in _layout_features(op, op.name):
                 add((f.kind, f.name), where)
             if type(op) in _EXTRA_FEATURES:  # enumerants with <id> parameters (spirv_nv2)
                 for k in op.spirv_features():
@@ -243,13 +283,23 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], str]:
             if op.binding is not None:
                 add(("Decoration", "Binding"), where)
                 add(("Decoration", "DescriptorSet"), where)
+        limited = isinstance(op, instruction) and op.OPNAME in _LIMITED_RESULT
         for t in _op_types(op):
-            tk = (id(t), where)
+            if limited and (n := _narrow(t)) is not None:
+                add(("AnyCapability", _LIMITED_ALTERNATIVES[n]), where)
+                continue
+            tk = (id(t), id(where))
             if tk in seen_types:
                 continue
             seen_types[tk] = t  # keeps `t` alive, so its id is not reused
             for k in _type_keys(t):
                 add(k, where)
+        if isinstance(op, instruction) and op.OPNAME not in _LIMITED_OPERAND:
+            # an 8-/16-bit operand outside the storage capabilities' uses (its result type may
+            # not show it: OpIEqual on two loaded bytes gives a bool)
+            for v in op.operands:
+                if (n := _narrow(v.type)) is not None:
+                    add(("Capability", _LIMITED_ALTERNATIVES[n].split("|")[0]), where)
     return out
 
 
@@ -259,6 +309,8 @@ def _gate(f: Feature) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
         return caps, exts, version
     if f.kind == "Capability":
         return (f.name,), (), None
+    if f.kind == "AnyCapability":  # any one of these (an 8-/16-bit value's limited uses)
+        return tuple(f.name.split("|")), (), None
     _, caps, exts, _, version = ENUMS[f.kind][f.name]
     return caps, exts, version
 
@@ -305,20 +357,22 @@ def derive_requirements(module: spirv.ModuleOp) -> Requirements:
             uses_coop = True
     if uses_coop:
         memory_model = "Vulkan"
-        renamed: dict[tuple[str, str], str] = {}
+        renamed: dict[tuple[str, str], Operation] = {}
         for (kind, name), where in keyed.items():
             renamed.setdefault(("MemoryModel", "Vulkan") if kind == "MemoryModel" else (kind, name), where)
         keyed = renamed
-    feats = [Feature(kind, name, where) for (kind, name), where in keyed.items()]
     needs: dict[str, str] = {}
+    needed_by: dict[str, Operation] = {}
     exts: set[str] = set()
-    for f in feats:
+    for (kind, name), op in keyed.items():
+        f = Feature(kind, name, op.name)
         caps, fexts, version = _gate(f)
         if caps:
             chosen = implied_closure(needs)
             if not any(c in declared or c in chosen for c in caps):
                 pick = next((c for c in caps if c not in _AVOID), caps[0])
                 needs.setdefault(pick, f.where)
+                needed_by.setdefault(pick, op)
         if _needs_extension(fexts, version, mversion):
             exts.add(fexts[0])
     for cap in list(needs):
@@ -330,7 +384,8 @@ def derive_requirements(module: spirv.ModuleOp) -> Requirements:
     for c in all_caps:
         implied_by_others |= implied_closure(CAPABILITY_IMPLIES.get(c, ())) - {c}
     minimal = sorted(all_caps - implied_by_others, key=lambda c: (ENUMS["Capability"][c][0], c))
-    return Requirements(minimal, sorted(exts | {e.data for e in module.extensions}), memory_model, needs)
+    return Requirements(minimal, sorted(exts | {e.data for e in module.extensions}), memory_model, needs,
+                        needed_by)
 
 
 def apply_requirements(module: spirv.ModuleOp) -> Requirements:

@@ -11,6 +11,10 @@ spellings `f16 bf16 f32 f64 s8 u8 s16 u16 s32 u32 s64 u64`; sizes in elements):
     name            str
     description     str
     source          str   where the numbers come from (measured / document / assumption)
+    gemm_configs    list  (optional) GEMM configurations of coopdialect.kernels.gemm timed on the
+                          device: {bm, bn, bk, stages, persistent, split_k, name}
+    gemm_tuned      list  (optional) the fastest of them per shape, {m, n, k, config (a name),
+                          ms: {config: time}}, written by `coop-tune`; pick_config reads it
     api             "vulkan" | "ptx"
     subgroup_size   int
     layouts         [Cooperative Matrix Layout name, ...]  (coop.Layout spellings)
@@ -110,6 +114,8 @@ class Target:
     flexible_max_dimension: int
     tensor_addressing: bool
     ptx: dict[str, Any] | None
+    gemm_configs: tuple[dict, ...] = ()
+    gemm_tuned: tuple[dict, ...] = ()
 
     def native_shapes(self) -> tuple[MatrixShape, ...]:
         """Every fixed native multiply-add shape: the cooperative_matrix rows, plus for PTX
@@ -167,7 +173,10 @@ def _scope(where: str, obj: dict, path: str) -> str:
 
 
 _KEYS = {"name", "description", "source", "api", "subgroup_size", "layouts", "cooperative_matrix",
-         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx"}
+         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx",
+         "gemm_configs", "gemm_tuned"}
+_CONFIG_KEYS = {"bm": int, "bn": int, "bk": int, "stages": int, "persistent": bool,
+                "split_k": int, "name": str}
 
 
 def parse_target(data: Any, where: str = "<target>") -> Target:
@@ -236,8 +245,25 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
                         isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE for x in ns):
                     raise _fail(where, f"{p}.n", f"expected {'a list of ' if table != 'mma_sync' else 'a '}"
                                                  f"positive integer(s), got {n!r}")
+    configs = _expect(where, data, "gemm_configs", list, "$", optional=True) or []
+    for i, c in enumerate(configs):
+        p = f"$.gemm_configs[{i}]"
+        if not isinstance(c, dict) or set(c) != set(_CONFIG_KEYS):
+            raise _fail(where, p, f"expected an object with keys {', '.join(_CONFIG_KEYS)}")
+        for key, ty in _CONFIG_KEYS.items():
+            _expect(where, c, key, ty, p)
+    names = {c["name"] for c in configs}
+    tuned = _expect(where, data, "gemm_tuned", list, "$", optional=True) or []
+    for i, e in enumerate(tuned):
+        p = f"$.gemm_tuned[{i}]"
+        if not isinstance(e, dict):
+            raise _fail(where, p, "expected an object")
+        for key in ("m", "n", "k"):
+            _pos_int(where, e, key, p)
+        if _expect(where, e, "config", str, p) not in names:
+            raise _fail(where, f"{p}.config", f"{e['config']!r} is not one of gemm_configs")
     return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
-                  max_dim or 0, tensor, ptx)
+                  max_dim or 0, tensor, ptx, tuple(configs), tuple(tuned))
 
 
 def shipped_targets() -> list[str]:

@@ -2,7 +2,9 @@
 // For raise-spirv-to-coop: a K loop of KHR f16 MulAdds (push-constant bounds and strides), a
 // selection on the workgroup id that carries the accumulator, and a signed 8-bit MulAdd with
 // SaturatingAccumulation. D = A·B scaled by alpha in workgroup column 0, minus 1 elsewhere;
-// R[tile] = saturate(Q_A·Q_B) per workgroup.
+// R[tile] = Q_A·Q_B + 2147483000 per workgroup, each sum saturated to int32 (SPV_KHR_cooperative_matrix:
+// the products exact, their addition to C saturating with Result's signedness): a positive Q_A·Q_B
+// row-column product above 647 gives INT32_MAX.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -38,7 +40,7 @@ void main() {
     coopMatLoad(qa, q, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
     coopMatLoad(qb, q, 256, 16, gl_CooperativeMatrixLayoutColumnMajor);
     coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qc =
-        coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(100000);
+        coopmat<int32_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(2147483000);
     qc = coopMatMulAdd(qa, qb, qc, gl_MatrixOperandsSaturatingAccumulation);
     uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     coopMatStore(qc, r, tile * 256, 16, gl_CooperativeMatrixLayoutRowMajor);

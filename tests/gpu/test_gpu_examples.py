@@ -2,9 +2,11 @@
 interpreter's on random data (docs/runtime.md), as a user runs it.
 
 CUDA: every example the PTX backend takes at an interpretable size (gemm_f16, gemm_f16_64_large,
-gemm_s8, sparse_gemm_f16 with valid 2:4 metadata, gemm_coopmat2_f16, conv_patch_clamped,
+gemm_s8, gemm_dynamic at two shapes given as scalar arguments, sparse_gemm_f16 with valid 2:4
+metadata, gemm_coopmat2_f16, conv_patch_clamped,
 softmax_rows, both block_decode_load kernels on Q4_0 blocks). Vulkan: every example the SPIR-V
-backend takes (gemm_f16 and gemm_s8 in both flavors, gemm_f16_64_large through
+backend takes (gemm_f16 and gemm_s8 in both flavors, gemm_dynamic at the same two shapes (push
+constants), gemm_f16_64_large through
 legalize-coop-sizes split and flexible, gemm_coopmat2_f16 as written and folded,
 conv_patch_clamped, softmax_rows, both DecodeFunc kernels unfolded and folded). The 8192³
 `*_wg` / `*_vk` examples are too large to interpret: test_gpu_stage.py and the benchmarks check
@@ -24,10 +26,17 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 NV = "convert-coop-to-spirv{flavor=nv}"
 Q = ("--input", "Q={q4_0}")
+# one module, sizes as scalar arguments, the grid it declares, two shapes
+DYN1 = ("--arg", "M=1024", "--arg", "N=512", "--arg", "K=256", "--shape", "A=1024x256",
+        "--shape", "B=256x512", "--shape", "C=1024x512")
+DYN2 = ("--arg", "M=192", "--arg", "N=320", "--arg", "K=80", "--shape", "A=192x80",
+        "--shape", "B=80x320", "--shape", "C=192x320")
 CUDA = {  # name: coop-run arguments after the example's path ({q4_0}, {meta24}: the inputs below)
     "gemm_f16": ("gemm_f16", "--grid", "2,2,1", "--bench", "20"),
     "gemm_f16_64_large": ("gemm_f16_64_large", "--grid", "1,1,1"),
     "gemm_s8": ("gemm_s8", "--grid", "4,2,1", "--bench", "20"),
+    "gemm_dynamic_1024x512x256": ("gemm_dynamic", *DYN1, "--bench", "20"),
+    "gemm_dynamic_192x320x80": ("gemm_dynamic", *DYN2),
     "sparse_gemm_f16": ("sparse_gemm_f16", "--grid", "2,4,1", "--input", "E={meta24}",
                         "--bench", "20"),
     "gemm_coopmat2_f16": ("gemm_coopmat2_f16", "--grid", "2,2,1", "--bench", "20"),
@@ -40,6 +49,8 @@ VULKAN = {
     "gemm_f16": ("gemm_f16", "--grid", "2,2,1", "--bench", "20"),
     "gemm_f16_nv": ("gemm_f16", "--grid", "2,2,1", "--pipeline", NV),
     "gemm_s8": ("gemm_s8", "--grid", "4,2,1"),
+    "gemm_dynamic_1024x512x256": ("gemm_dynamic", *DYN1, "--bench", "20"),
+    "gemm_dynamic_192x320x80": ("gemm_dynamic", *DYN2),
     "gemm_s8_nv": ("gemm_s8", "--grid", "4,2,1", "--pipeline", NV),
     "gemm_f16_64_large_split": ("gemm_f16_64_large", "--grid", "1,1,1", "--pipeline",
                                 "legalize-coop-sizes{target=h200-vulkan flexible=false}"),

@@ -20,10 +20,22 @@ func.func @nv_in_khr(%A: memref<256xf16>) attributes {coop.workgroup_size = arra
 // CHECK: error: 'coop.load' op !coop.matrix<16x16xf16, Subgroup> has no Use: NV matrices need convert-coop-to-spirv{flavor=nv}
 
 // -----
-func.func @scalar_arg(%A: memref<256xf16>, %n: index) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+func.func @scalar_arg(%A: memref<256xf16>, %n: i1) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
   func.return
 }
-// CHECK: error: 'func.func' op kernel argument 1 must be a memref, got index
+// CHECK: error: 'func.func' op kernel argument 1 must be a memref or a scalar of i32, i64, index, f32, f16, got i1
+
+// -----
+func.func @signed_scalar(%A: memref<256xf16>, %n: si32) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+  func.return
+}
+// CHECK: error: 'func.func' op kernel argument 1 must be a memref or a scalar of i32, i64, index, f32, f16, got si32
+
+// -----
+func.func @big_push_constants(%A: memref<?xf16>, %a0: i64, %a1: i64, %a2: i64, %a3: i64, %a4: i64, %a5: i64, %a6: i64, %a7: i64, %a8: i64, %a9: i64, %a10: i64, %a11: i64, %a12: i64, %a13: i64, %a14: i64, %a15: i64, %a16: i32) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+  func.return
+}
+// CHECK: error: 'func.func' op the scalar arguments need 132 bytes of push constants; Vulkan guarantees 128 (maxPushConstantsSize)
 
 // -----
 func.func @workgroup_arg(%A: memref<256xf16, #coop<storage_class Workgroup>>) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {

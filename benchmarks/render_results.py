@@ -1,0 +1,130 @@
+"""The current figures of docs/performance.md, rendered from benchmarks/results/*.json.
+
+    python benchmarks/render_results.py            # rewrite the figures section of the doc
+    python benchmarks/render_results.py --check    # exit 1 when the doc is not what the JSON says
+
+The section lies between `<!-- figures: begin -->` and `<!-- figures: end -->`; everything else
+in the doc is prose. The JSON files are what the benchmarks write (`bench_ptx.py` -> ptx.json,
+`vk_gemm_bench.py` -> vulkan.json, its variant rows -> vulkan_variants.json); their keys are
+described in those scripts' docstrings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- figures: begin -->", "<!-- figures: end -->"
+
+DTYPES = {"dense_f16": "f16", "dense_bf16": "bf16", "sparse24_f16": "f16",
+          "sparse24_f16_vs_dense": "f16", "sparse24_e4m3": "e4m3", "sparse24_s8": "s8"}
+
+
+def _load(name: str) -> list[dict]:
+    return json.loads((RESULTS / name).read_text())
+
+
+def _f(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _sustained(row: dict) -> str:
+    if "sustained_ratio" not in row:
+        return "–"
+    return (f"{row['sustained_tflops']:.1f} @ {row['sustained_clock_mhz']:.0f} MHz / "
+            f"{row['sustained_baseline_tflops']:.1f} @ {row['sustained_baseline_clock_mhz']:.0f} "
+            f"MHz = {row['sustained_ratio']:.3f}")
+
+
+def _group(rows: list[dict], key) -> OrderedDict:
+    out: OrderedDict = OrderedDict()
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def _header(rows: list[dict]) -> str:
+    devices = sorted({r["device"] for r in rows if "device" in r})
+    dates = sorted({r["date"] for r in rows if "date" in r})
+    return f"{', '.join(devices) or 'device not recorded'}, {', '.join(dates) or 'date not recorded'}"
+
+
+def ptx_tables(rows: list[dict]) -> list[str]:
+    dense = [r for r in rows if r["name"].startswith("dense_")]
+    sparse = [r for r in rows if r["name"].startswith("sparse24_")]
+    out = [f"PTX, dense (`benchmarks/results/ptx.json`; {_header(rows)}); TFLOP/s, interleaved "
+           "protocol; sustained at 8192³: ours @ clock / cuBLAS @ clock = ratio:", "",
+           "| dtype | N | coop PTX | cuBLAS | ratio | Triton | ratio | sustained vs cuBLAS | exact |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (name, n), group in _group(dense, lambda r: (r["name"], r["m"])).items():
+        by = {("cublas" if "cuBLAS" in r["baseline"] else "triton"): r for r in group}
+        c, t = by.get("cublas"), by.get("triton")
+        first = c or t
+        out.append(f"| {DTYPES[name]} | {n} | {first['tflops']:.1f} | "
+                   f"{_f(c and c['baseline_tflops'])} | {_f(c and c['ratio'], 3)} | "
+                   f"{_f(t and t['baseline_tflops'])} | {_f(t and t['ratio'], 3)} | "
+                   f"{_sustained(c) if c else '–'} | {'yes' if first['exact'] else 'NO'} |")
+    out += ["", "PTX, 2:4 sparse A (dense-equivalent TFLOP/s, 2N³; same run):", "",
+            "| dtype | N | coop PTX | baseline | baseline TFLOP/s | ratio | sustained | exact |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in sparse:
+        out.append(f"| {DTYPES[r['name']]} | {r['m']} | {r['tflops']:.1f} | {r['baseline']} | "
+                   f"{r['baseline_tflops']:.1f} | {r['ratio']:.3f} | {_sustained(r)} | "
+                   f"{'yes' if r['exact'] else 'NO'} |")
+    return out
+
+
+def vulkan_tables(rows: list[dict], variants: list[dict]) -> list[str]:
+    out = [f"Vulkan (`benchmarks/results/vulkan.json`; {_header(rows)}); TFLOP/s (s8: TOP/s):", "",
+           "| row | dtype | N | coop SPIR-V | torch | ratio | exact |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['name']} | {r['dtype']} | {r['m']} | {r['tflops']:.1f} | "
+                   f"{r['baseline_tflops']:.1f} | {r['ratio']:.3f} | {'yes' if r['exact'] else 'NO'} |")
+    out += ["", "Vulkan variants (`benchmarks/results/vulkan_variants.json`: other forms and "
+            "pipelines of the same GEMMs; each row's example and pipeline are in the file):", "",
+            "| variant | dtype | N | coop SPIR-V | torch | ratio | exact |",
+            "|---|---|---|---|---|---|---|"]
+    for r in variants:
+        out.append(f"| {r['variant']} | {r['dtype']} | {r['m']} | {r['tflops']:.1f} | "
+                   f"{r['baseline_tflops']:.1f} | {r['ratio']:.3f} | {'yes' if r['exact'] else 'NO'} |")
+    return out
+
+
+def render() -> str:
+    """The figures section (between the markers), from the JSON files as they are."""
+    lines = ptx_tables(_load("ptx.json")) + [""]
+    lines += vulkan_tables(_load("vulkan.json"), _load("vulkan_variants.json"))
+    return "\n".join([BEGIN, "", *lines, "", END])
+
+
+def replace_section(doc: str, section: str) -> str:
+    if doc.count(BEGIN) != 1 or doc.count(END) != 1:
+        raise ValueError(f"{DOC.name} needs one '{BEGIN}' and one '{END}'")
+    head, rest = doc.split(BEGIN)
+    return head + section + rest.split(END, 1)[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true",
+                    help="do not write; exit 1 when docs/performance.md is not current")
+    args = ap.parse_args(argv)
+    doc = DOC.read_text()
+    new = replace_section(doc, render())
+    if args.check:
+        if new != doc:
+            print(f"{DOC.relative_to(ROOT)} is not current: run python benchmarks/render_results.py")
+            return 1
+        return 0
+    DOC.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
