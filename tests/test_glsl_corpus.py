@@ -100,12 +100,13 @@ def test_raised_shader_lowers_to_ptx(name, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_coop_opt_raises_every_corpus_shader(tmp_path):
-    """`coop-opt shader.spv -p raise-spirv-to-coop`, as a user runs it."""
-    for name in corpus.CASES:
-        r = subprocess.run([*COOP_OPT, str(corpus.binary_path(name)), "-p", "raise-spirv-to-coop"],
-                           capture_output=True, text=True)
-        assert r.returncode == 0 and "coop.workgroup_size" in r.stdout, (name, r.stderr)
+@pytest.mark.parametrize("name", sorted(corpus.CASES))
+def test_coop_opt_raises_every_corpus_shader(name):
+    """`coop-opt shader.spv -p raise-spirv-to-coop`, as a user runs it (one test per shader, so
+    that parallel workers share them out)."""
+    r = subprocess.run([*COOP_OPT, str(corpus.binary_path(name)), "-p", "raise-spirv-to-coop"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "coop.workgroup_size" in r.stdout, (name, r.stderr)
 
 
 # -- the reader's verdict is spirv-val's -----------------------------------------------------------

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import scaled
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
@@ -97,7 +98,7 @@ def test_interpreted_gemm_at_two_shapes(m, n, k):
 _GEMM_FN = []
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(st.integers(1, 1 << 20), st.integers(1, 1 << 20), st.integers(-(1 << 31), (1 << 31) - 1))
 def test_declared_grid_is_the_maps_value(m, n, k):
     if not _GEMM_FN:
