@@ -1,8 +1,7 @@
 """The hypothesis profiles of the suite, chosen by the HYPOTHESIS_PROFILE environment variable.
 
 * `ci` (default): each property test runs the number of examples it names with `scaled(n)`, and
-  tests that name none run 20: sized so that `bash tools/test.sh` takes about two minutes on two
-  cores.
+  tests that name none run 20: sized for `bash tools/test.sh` on a two-core machine.
 * `long`: ten times as many (a nightly-style run: HYPOTHESIS_PROFILE=long bash tools/test.sh).
 
 Both have no deadline (interpreting a kernel takes as long as it takes). Loaded by
