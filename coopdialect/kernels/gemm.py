@@ -26,8 +26,8 @@ Split-K (`split_k` > 1, for few tiles over a long K): `splitk_ir` writes two ker
 (`..._splitk`, grid ceil(N / bn) x ceil(M / bm) x S, S = the `%S` argument) computes, in
 workgroup z, the partial product over K columns [z * Kc, (z + 1) * Kc) (`%Kc` a multiple of bk)
 and stores it as f32 into slice z of the workspace `%W: memref<?xf32>` (S x M x N, through a
-3-D layout); the second (`..._splitk_reduce`, 64 x 256 tiles of D as Workgroup-scope
-accumulators, grid ceil(N / 256) x ceil(M / 64)) sums the S partials in order z = 0, 1, ... and applies the epilogue.
+3-D layout); the second (`..._splitk_reduce`, 64 x 128 tiles of D as Workgroup-scope
+accumulators, grid ceil(N / 128) x ceil(M / 64)) sums the S partials in order z = 0, 1, ... and applies the epilogue.
 """
 
 from __future__ import annotations
@@ -226,8 +226,8 @@ def splitk_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(64, 64, 64, 8,
         "!L3 = !tensor_addr.layout<3, Constant>",
         "!L1 = !tensor_addr.layout<1, Constant>",
         "!Vt = !tensor_addr.view<2, false, 1, 0>",
-        "!r = !coop.matrix<64x256xf32, Workgroup, MatrixAcc>",
-        f"!rd = !coop.matrix<64x256x{t}, Workgroup, MatrixAcc>",
+        "!r = !coop.matrix<64x128xf32, Workgroup, MatrixAcc>",
+        f"!rd = !coop.matrix<64x128x{t}, Workgroup, MatrixAcc>",
         f"!a = !coop.matrix<{bm}x{bk}x{t}, Workgroup, MatrixA>",
         f"!b = !coop.matrix<{bk}x{bn}x{t}, Workgroup, MatrixB>",
         f"!c = !coop.matrix<{bm}x{bn}xf32, Workgroup, MatrixAcc>",
@@ -285,12 +285,12 @@ def splitk_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(64, 64, 64, 8,
         f"func.func @{name}_splitk_reduce(%W: memref<?xf32>, %D: memref<?x?x{t}>, {bias_arg}"
         "%M: i32, %N: i32, %S: i32)",
         "    attributes {coop.workgroup_size = array<i32: 128, 1, 1>,",
-        "                coop.grid = affine_map<()[s0, s1, s2] -> (s1 ceildiv 256, s0 ceildiv 64, 1)>} {",
+        "                coop.grid = affine_map<()[s0, s1, s2] -> (s1 ceildiv 128, s0 ceildiv 64, 1)>} {",
         "  %c0 = arith.constant 0 : index",
         "  %c1 = arith.constant 1 : index",
         "  %one = arith.constant 1 : i32",
         "  %t64 = arith.constant 64 : i32",
-        "  %t256 = arith.constant 256 : i32",
+        "  %t128 = arith.constant 128 : i32",
         "  %l3 = tensor_addr.create_layout : !L3",
         "  %lw = tensor_addr.layout_set_dimension %l3, %S, %M, %N : !L3",
         "  %l0 = tensor_addr.create_layout : !L",
@@ -300,14 +300,14 @@ def splitk_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(64, 64, 64, 8,
         "  %x = arith.index_cast %wx : index to i32",
         "  %y = arith.index_cast %wy : index to i32",
         "  %row0 = arith.muli %y, %t64 : i32",
-        "  %col0 = arith.muli %x, %t256 : i32",
+        "  %col0 = arith.muli %x, %t128 : i32",
         "  %zf = arith.constant 0.0 : f32",
         f"  %zh = arith.constant 0.0 : {t}",
         "  %init = coop.composite_construct %zf : f32 -> !r",
         "  %s = arith.index_cast %S : i32 to index",
         "  %sum = scf.for %zz = %c0 to %s step %c1 iter_args(%acc = %init) -> (!r) {",
         "    %z = arith.index_cast %zz : index to i32",
-        "    %lws = tensor_addr.layout_slice %lw, %z, %one, %row0, %t64, %col0, %t256 : !L3",
+        "    %lws = tensor_addr.layout_slice %lw, %z, %one, %row0, %t64, %col0, %t128 : !L3",
         "    %p = coop.load_tensor %W, %init, %lws : memref<?xf32>, !r, !L3 -> !r",
         "    %a2 = coop.fadd %acc, %p : !r",
         "    scf.yield %a2 : !r",
@@ -318,7 +318,7 @@ def splitk_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(64, 64, 64, 8,
         lines += [
             "  %l1 = tensor_addr.create_layout : !L1",
             "  %lbias = tensor_addr.layout_set_dimension %l1, %N : !L1",
-            "  %lbiass = tensor_addr.layout_slice %lbias, %col0, %t256 : !L1",
+            "  %lbiass = tensor_addr.layout_slice %lbias, %col0, %t128 : !L1",
             f"  %od = coop.composite_construct %zh : {t} -> !rd",
             f"  %bt = coop.load_tensor %bias, %od, %lbiass : memref<?x{t}>, !rd, !L1 -> !rd",
             "  %bf = coop.f_convert %bt : !rd -> !r",
@@ -330,7 +330,7 @@ def splitk_ir(dtype: str = "f16", config: GemmConfig = GemmConfig(64, 64, 64, 8,
             out = "%g"
     lines += [
         f"  %h = coop.f_convert {out} : !r -> !rd",
-        "  %lds = tensor_addr.layout_slice %ld, %row0, %t64, %col0, %t256 : !L",
+        "  %lds = tensor_addr.layout_slice %ld, %row0, %t64, %col0, %t128 : !L",
         f"  coop.store_tensor %h, %D, %lds : !rd, memref<?x?x{t}>, !L",
         "  func.return",
         "}",
@@ -371,4 +371,4 @@ def gemm_launches(names: list[str], config: GemmConfig, a: int, bt: int, d: int,
     part, red = sorted(names, key=lambda x: x.endswith("_reduce"))
     return [(part, [a, bt, w, m, n, k, splits, kc],
              (-(-n // config.bn), -(-m // config.bm), splits)),
-            (red, [w, d, *extra, m, n, splits], (-(-n // 256), -(-m // 64), 1))]
+            (red, [w, d, *extra, m, n, splits], (-(-n // 128), -(-m // 64), 1))]
