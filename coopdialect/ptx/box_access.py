@@ -155,17 +155,22 @@ def load_box(lw: KernelLowering, buf: Buf, layout: LayoutV, t, positions: list,
     cols_left = af.sub(layout.dimension[-1], layout.offset[-1])
     rows: dict = {}
     row_ok: dict = {}
-    out = []
+    loaded: dict = {}  # (address register, offset, predicate) -> value: a row broadcast's
+    out = []           # elements of one column are one load
     for (row, col), old in zip(positions, fallback):
         lane_col, c = _split((row, col))
         base = _row_address(lw, ar, buf, r0, af.const(0) if broadcast else row,
                             af.add(c0, lane_col), stride, es, rows)
-        rk = (row.const, tuple((k, id(a.reg)) for k, a in row.terms))
+        rk = (0,) if broadcast else (row.const, tuple((k, id(a.reg)) for k, a in row.terms))
         if broadcast:
             row_ok[rk] = True
         elif rk not in row_ok:  # 0 <= r0 + row < dimension[-2] (and the leading coordinates)
             row_ok[rk] = ar.and_(lead_ok, ar.and_(ar.ge(af.add(r0, row), af.const(0)),
                                                    ar.lt(row, rows_left)))
+        key = (rk, col.const, tuple((k, id(a.reg)) for k, a in col.terms))
+        if key in loaded:  # Undefined mode: any value is right out of bounds, so one load too
+            out.append(loaded[key])
+            continue
         ok = ar.and_(row_ok[rk], ar.and_(ar.ge(af.add(layout.offset[-1], col), af.const(0)),
                                           ar.lt(col, cols_left)))
         addr, off = base, c * es
@@ -177,6 +182,7 @@ def load_box(lw: KernelLowering, buf: Buf, layout: LayoutV, t, positions: list,
                              [ptx.RegType(kind)])).outs[0]
         if ok is not True:
             v = lw.inst(ptx.SelpOp, f".{kind}", [v, cv if cv is not None else old, ok], kind)
+        loaded[key] = v
         out.append(v)
     return out
 
