@@ -17,8 +17,7 @@ def _launch(persistent: bool = True):
     module = api.parse_file("examples/gemm_any.mlir")
     p = "{persistent=true}" if persistent else ""
     api.run_pipeline(module, f"pipeline-coop-loads{{stages=4}},convert-coop-to-ptx{p}")
-    (k,) = parse_launch(json.loads(json.dumps(describe(module)))).values()
-    return k
+    return parse_launch(json.loads(json.dumps(describe(module))))["gemm_f16"]
 
 
 @pytest.mark.parametrize("m,n,k", [(4095, 4095, 4095), (100, 64, 9), (8, 8, 4097)])

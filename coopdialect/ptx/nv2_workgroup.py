@@ -41,6 +41,7 @@ from coopdialect.dialects.coop import Scope, Use
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Aff, Arith
+from coopdialect.ptx.box_access import load_box, plain_box, store_box
 from coopdialect.ptx.kernel_lowering import RULES, Frag, KernelLowering, op_error, rule
 from coopdialect.ptx.tensor_rules import (_check_store_blocks, address, element_address, load_elements,
                                           store_elements)
@@ -179,8 +180,11 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
     if t.use_value == Use.MatrixAcc:
         pos = acc_positions(lw, op, t)
         lw.comment(f"{op.name} -> {t.rows}x{t.columns} workgroup accumulator")
-        regs = load_elements(lw, op, buf, layout, view, pos, t.columns,
-                             list(lw.vmap[op.object].regs), t.element_type)
+        obj = list(lw.vmap[op.object].regs)
+        if view is None and op.decode_func is None and plain_box(layout, t.rows, t.columns, True):
+            regs = load_box(lw, buf, layout, t, pos, obj)
+        else:
+            regs = load_elements(lw, op, buf, layout, view, pos, t.columns, obj, t.element_type)
         lw.vmap[op.result] = Frag(t, regs)
         return
     n = _threads(lw, op)
@@ -329,6 +333,8 @@ def store_tensor_workgroup(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:
     _check_store_blocks(op, layout)
     view = lw.vmap[op.view] if op.view is not None else None
     pos = acc_positions(lw, op, t)
+    if view is None and plain_box(layout, t.rows, t.columns):
+        return store_box(lw, op, buf, layout, t, pos, list(lw.vmap[op.object].regs))
     lw.comment(f"{op.name} {t.rows}x{t.columns} workgroup accumulator, clamp "
                f"{layout.mode.value}{', view' if view else ''}")
     store_elements(lw, op, buf, layout, view, pos, t.columns, list(lw.vmap[op.object].regs))

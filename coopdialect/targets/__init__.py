@@ -258,8 +258,10 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
         p = f"$.gemm_tuned[{i}]"
         if not isinstance(e, dict):
             raise _fail(where, p, "expected an object")
-        for key in ("m", "n", "k"):
-            _pos_int(where, e, key, p)
+        for key in ("m", "n", "k"):  # problem sizes, not matrix sizes: any positive count
+            v = e.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise _fail(where, f"{p}.{key}", f"expected a positive integer, got {v!r}")
         if _expect(where, e, "config", str, p) not in names:
             raise _fail(where, f"{p}.config", f"{e['config']!r} is not one of gemm_configs")
     return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
