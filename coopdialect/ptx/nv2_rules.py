@@ -19,7 +19,7 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   fragment (a `bar.warp.sync` first, so a reuse in a loop waits for the earlier readers).
 * per_element_op: Func inlined per fragment element with its (row, col) as i32, the element,
   the same element of each matrix operand, and the other operands as they are.
-* Workgroup scope: per_element_op works on any fragment with known positions (nv2_workgroup.py);
+* Workgroup scope: per_element_op works on any fragment with known positions (wgmma.py);
   reduce, convert and transpose of workgroup-scope matrices are refused.
 """
 
@@ -50,7 +50,7 @@ from coopdialect.ptx.kernel_lowering import (
     rule,
     width,
 )
-from coopdialect.ptx.nv2_workgroup import acc_positions
+from coopdialect.ptx.wgmma import acc_positions
 from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
 
 # ---------------------------------------------------------------------------------------------
