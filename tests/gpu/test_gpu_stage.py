@@ -1,6 +1,7 @@
 """The Workgroup-tile GEMMs, staged, on a GPU against the interpreter (docs/staging.md).
 
-For each kernel of coopdialect.kernels.gemm_tiles (dense f16, dense bf16, 2:4 sparse f16) at
+For each kernel of coopdialect.kernels.gemm_tiles (dense f16, dense bf16, 2:4 sparse f16, and on
+CUDA an s8 one: `workgroup_gemm_ir` with a 128x128 tile, K step 128, B column-major) at
 M = N = K = 512 and each stage count 2..4, the device runs the kernel after
 `pipeline-coop-loads{stages=S}` and its own conversion, on small-integer inputs (valid 2:4
 metadata for the sparse kernel); every byte of D must equal the interpreter's on the ORIGINAL,
@@ -33,6 +34,19 @@ def _kernel(name: str):
     n = SIZE
     rng = np.random.default_rng(0)
     dt = ml_dtypes.bfloat16 if "bf16" in name else np.float16
+    if name == "gemm_s8_tile":  # 8-bit operands (wgmma k32 into s32), K-major like 16-bit ones
+        text = gemm_tiles.workgroup_gemm_ir(n, n, n, 128, 128, 128, 128, "i8", b_col=True,
+                                            name=name)
+        a = rng.integers(-128, 128, (n, n)).astype(np.int8)
+        bt = rng.integers(-128, 128, (n, n)).astype(np.int8)
+        inputs = [a, bt, np.zeros((n, n), np.int32)]
+        grid = gemm_tiles.grid(n, n, 128, 128)
+        want = [b.copy() for b in inputs]
+        api.run_kernel(api.parse(text, name), name, want, grid)
+        numpy_d = a.astype(np.int64) @ bt.astype(np.int64).T
+        assert np.array_equal(want[-1], numpy_d.astype(np.int32)), \
+            f"{name}: the interpreter differs from numpy's product"
+        return text, grid, inputs, want[-1]
     if name.startswith("sparse"):
         text = gemm_tiles.sparse_gemm_wg_ir(n, n, n, "f16")
         a = rng.integers(-3, 4, (n, n // 2)).astype(dt)
@@ -71,7 +85,7 @@ def _check(dev, name: str, stages: int) -> None:
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
-@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("name", KERNELS + ["gemm_s8_tile"])
 def test_staged_gemm_on_cuda(cuda, name: str, stages: int) -> None:
     _check(cuda, name, stages)
 
