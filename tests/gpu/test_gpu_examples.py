@@ -13,8 +13,9 @@ SPIR-V backend takes (gemm_f16 and gemm_s8 in both flavors, gemm_dynamic at the 
 (push constants), gemm_f16_64_large through
 legalize-coop-sizes split and flexible, gemm_coopmat2_f16 as written and folded,
 conv_patch_clamped, softmax_rows, both DecodeFunc kernels unfolded and folded); its 8192³
-`*_wg` / `*_vk` examples: test_gpu_stage.py, test_gpu_vk_gemm.py and the benchmarks. Some runs
-add `--bench 20`, so the timing path runs too.
+`*_wg` / `*_vk` examples: test_gpu_stage.py, test_gpu_vk_gemm.py and the benchmarks. On both,
+gemm_any at 200x300x72 (partial tiles on every edge). Some runs add `--bench 20`, so the timing
+path runs too.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ DYN1 = ("--arg", "M=1024", "--arg", "N=512", "--arg", "K=256", "--shape", "A=102
         "--shape", "B=256x512", "--shape", "C=1024x512")
 DYN2 = ("--arg", "M=192", "--arg", "N=320", "--arg", "K=80", "--shape", "A=192x80",
         "--shape", "B=80x320", "--shape", "C=192x320")
+# the any-shape GEMM at a shape with partial tiles on every edge (128x256 tiles, K steps of 64)
+ANY = ("gemm_any", "--kernel", "gemm_f16", "--arg", "M=200", "--arg", "N=300", "--arg", "K=72",
+       "--shape", "A=200x72", "--shape", "Bt=300x72", "--shape", "D=200x300")
 CUDA = {  # name: coop-run arguments after the example's path ({q4_0}, {meta24}: the inputs below)
     "gemm_f16": ("gemm_f16", "--grid", "2,2,1", "--bench", "20"),
     "gemm_f16_64_large": ("gemm_f16_64_large", "--grid", "1,1,1"),
@@ -51,6 +55,7 @@ CUDA = {  # name: coop-run arguments after the example's path ({q4_0}, {meta24}:
     "softmax_rows": ("softmax_rows", "--grid", "1,4,1"),
     "dequant_q4": ("block_decode_load", "--kernel", "dequant_q4", "--grid", "8,4,1", *Q),
     "gemm_q4": ("block_decode_load", "--kernel", "gemm_q4", "--grid", "2,4,1", *Q),
+    "gemm_any_200x300x72": ANY,
     # Workgroup-scope products op by op (wgmma on staged shared-memory tiles), the 8192^3
     # examples on a corner of their grid
     "gemm_f16_vk": ("gemm_f16_vk", "--grid", "2,2,1", "--bench", "20"),
@@ -85,6 +90,7 @@ VULKAN = {
                           "--pipeline", "fold-tensor-views"),
     "gemm_q4_folded": ("block_decode_load", "--kernel", "gemm_q4", "--grid", "2,4,1", *Q,
                        "--pipeline", "fold-tensor-views"),
+    "gemm_any_200x300x72": ANY,
 }
 
 
@@ -101,12 +107,19 @@ def inputs(tmp_path_factory) -> dict[str, str]:
     return {"q4_0": str(d / "q4_0.npy"), "meta24": str(d / "meta24.npy")}
 
 
+def _fill(arg: str, inputs: dict[str, str]) -> str:
+    """`arg` with the {name} input paths put in (a pass pipeline's own braces left alone)."""
+    for name, path in inputs.items():
+        arg = arg.replace("{" + name + "}", path)
+    return arg
+
+
 def _coop_run(device: str, args: tuple[str, ...], inputs: dict[str, str]) -> None:
     example, *rest = args
     # -P: the installed coopdialect, never a source tree on the current directory
     cmd = [sys.executable, "-P", "-m", "coopdialect.tools.coop_run",
            str(ROOT / "examples" / f"{example}.mlir"), "--device", device, "--check",
-           *(a.format(**inputs) for a in rest)]
+           *(_fill(a, inputs) for a in rest)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     report = [ln for ln in r.stdout.splitlines() if ln.startswith(("check:", "bench:"))]
     print("\n".join(report))
