@@ -49,6 +49,13 @@ CAPABILITY_FEATURES = {
     "CooperativeMatrixPerElementOperationsNV": ("cooperative_matrix2_nv",
                                                 "cooperativeMatrixPerElementOperations"),
     "CooperativeMatrixBlockLoadsNV": ("cooperative_matrix2_nv", "cooperativeMatrixBlockLoads"),
+    # the names newer grammars give two of them (the NV ones stay aliases)
+    "CooperativeMatrixReductionsEXT": ("cooperative_matrix2_nv", "cooperativeMatrixReductions"),
+    "CooperativeMatrixPerElementOperationsEXT": ("cooperative_matrix2_nv",
+                                                 "cooperativeMatrixPerElementOperations"),
+    "BFloat16TypeKHR": ("shader_bfloat16_khr", "shaderBFloat16Type"),
+    "BFloat16DotProductKHR": ("shader_bfloat16_khr", "shaderBFloat16DotProduct"),
+    "BFloat16CooperativeMatrixKHR": ("shader_bfloat16_khr", "shaderBFloat16CooperativeMatrix"),
 }
 STRUCT_NAMES = {
     "core": "VkPhysicalDeviceFeatures",
@@ -58,6 +65,7 @@ STRUCT_NAMES = {
     "cooperative_matrix_khr": "VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
     "cooperative_matrix_nv": "VkPhysicalDeviceCooperativeMatrixFeaturesNV",
     "cooperative_matrix2_nv": "VkPhysicalDeviceCooperativeMatrix2FeaturesNV",
+    "shader_bfloat16_khr": "VkPhysicalDeviceShaderBfloat16FeaturesKHR",
 }
 # SPIR-V extension -> the Vulkan device extension that allows it (Vulkan spec, same appendix);
 # SPV_NV_tensor_addressing is allowed by VK_NV_cooperative_matrix2.
@@ -67,6 +75,7 @@ EXTENSION_DEVICE_EXTENSIONS = {
     "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
     "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
     "SPV_ARM_cooperative_matrix_layouts": "VK_ARM_cooperative_matrix_layouts",
+    "SPV_KHR_bfloat16": "VK_KHR_shader_bfloat16",
 }
 
 
