@@ -13,7 +13,7 @@ inherited from OpFMul followed by OpFAdd (a driver need not fuse), the rounding 
 nmin/nmax correctly rounded. By default a driver may also flush subnormals and assume no NaN or
 infinity (no float-controls execution modes are emitted).
 
-Refused with one line at the op: bf16 (no SPIR-V type in the grammar in use, as for all ops), an
+Refused with one line at the op: bf16 (SPV_KHR_bfloat16 has no arithmetic on it), an
 f64 operand of an instruction GLSL.std.450 defines only for 16- and 32-bit floats, and the math
 ops without a lowering here (expm1, log1p, log10, cbrt, round, copysign, fpowi, the integer ops
 other than absi).

@@ -101,8 +101,10 @@ def targets_help() -> str:
         t = get_target(name)
         out.append(f"  {name}  ({t.api}, subgroup size {t.subgroup_size})")
         out.append(_wrap(t.description, 6))
+        bf16 = (f"; bf16 (VK_KHR_shader_bfloat16): {'yes' if t.bfloat16 else 'no'}"
+                if t.api == "vulkan" else "")
         out.append(f"      layouts: {', '.join(t.layouts)}; tensor addressing: "
-                   f"{'yes' if t.tensor_addressing else 'no'}")
+                   f"{'yes' if t.tensor_addressing else 'no'}{bf16}")
         out.append("      native shapes (MxNxK A*B+C->Result):")
         out += [f"        {_shape(s)}" for s in t.cooperative_matrix]
         for kind, label in (("wgmma", "wgmma"), ("wgmma_sparse", "2:4 sparse wgmma")):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     FunctionType,
     IntegerType,
     StringAttr,
@@ -59,9 +60,12 @@ _LIMITED_ALTERNATIVES = {
 
 
 def _narrow(t: Attribute) -> tuple[str, int] | None:
-    """("int" | "float", width) of an 8-/16-bit scalar or vector type, else None."""
+    """("int" | "float", width) of an 8-/16-bit scalar or vector type, else None (bf16 too: a
+    bf16 value needs BFloat16TypeKHR, which its type declares, not Float16)."""
     if isinstance(t, VectorType):
         t = t.element_type
+    if isinstance(t, BFloat16Type):
+        return None
     if isinstance(t, IntegerType) and t.width.data in (8, 16):
         return "int", t.width.data
     if isinstance(t, AnyFloat) and t.bitwidth == 16:
@@ -134,6 +138,8 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
     elif isinstance(t, spirv.CooperativeMatrixType):
         yield Feature("Instruction", "OpTypeCooperativeMatrixKHR", where)
         yield Feature("Scope", t.scope.data, where)
+        if isinstance(t.element_type, BFloat16Type):  # SPV_KHR_bfloat16, validation rules
+            yield Feature("Capability", "BFloat16CooperativeMatrixKHR", where)
         yield from _type_features(t.element_type, where)
     elif isinstance(t, spirv.NVCooperativeMatrixType):
         yield Feature("Instruction", "OpTypeCooperativeMatrixNV", where)
@@ -144,6 +150,10 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
         yield Feature("TensorClampMode", t.clamp_mode.data, where)
     elif isinstance(t, spirv_nv2.TensorViewType):
         yield Feature("Instruction", "OpTypeTensorViewNV", where)
+    elif isinstance(t, BFloat16Type):
+        # OpTypeFloat 16 BFloat16KHR: BFloat16TypeKHR (SPV_KHR_bfloat16), in any storage class
+        # (no 16-bit storage capability: spirv-val and glslang agree)
+        yield Feature("FPEncoding", "BFloat16KHR", where)
     elif isinstance(t, AnyFloat):
         w = t.bitwidth
         storage = _STORAGE_16.get(sc or "") if w == 16 else None

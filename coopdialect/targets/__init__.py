@@ -21,6 +21,10 @@ spellings `f16 bf16 f32 f64 s8 u8 s16 u16 s32 u32 s64 u64`; sizes in elements):
                     VkCooperativeMatrixFlexibleDimensionsPropertiesNV rows (may be empty)
     flexible_max_dimension  int (optional; required when flexible_dimensions is not empty)
     tensor_addressing   bool  (SPV_NV_tensor_addressing loads with clamping available)
+    bfloat16        bool (optional, default false; api "vulkan") the device has VK_KHR_shader_bfloat16:
+                    SPIR-V SPV_KHR_bfloat16 with BFloat16TypeKHR and BFloat16CooperativeMatrixKHR.
+                    convert-coop-to-spirv lowers bf16 only for such a target; a Vulkan target
+                    with a bf16 cooperative_matrix or flexible_dimensions row must say true
     ptx             (optional, api "ptx") {mma_sync: [{m, n, k, a, b, c, result}],
                      wgmma: [{m, n: [N, ...], k, a, b, c, result}], wgmma_sparse: [same]}
 
@@ -110,6 +114,7 @@ class Target:
     flexible_max_dimension: int
     tensor_addressing: bool
     ptx: dict[str, Any] | None
+    bfloat16: bool = False
 
     def native_shapes(self) -> tuple[MatrixShape, ...]:
         """Every fixed native multiply-add shape: the cooperative_matrix rows, plus for PTX
@@ -167,7 +172,7 @@ def _scope(where: str, obj: dict, path: str) -> str:
 
 
 _KEYS = {"name", "description", "source", "api", "subgroup_size", "layouts", "cooperative_matrix",
-         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx"}
+         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx", "bfloat16"}
 
 
 def parse_target(data: Any, where: str = "<target>") -> Target:
@@ -236,8 +241,12 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
                         isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE for x in ns):
                     raise _fail(where, f"{p}.n", f"expected {'a list of ' if table != 'mma_sync' else 'a '}"
                                                  f"positive integer(s), got {n!r}")
+    bf16 = _expect(where, data, "bfloat16", bool, "$", optional=True) or False
+    if api == "vulkan" and not bf16 and any("bf16" in r.types for r in (*rows, *flex)):
+        raise _fail(where, "$.bfloat16", "a Vulkan device with bf16 cooperative matrices has "
+                                         "VK_KHR_shader_bfloat16: expected true")
     return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
-                  max_dim or 0, tensor, ptx)
+                  max_dim or 0, tensor, ptx, bf16)
 
 
 def shipped_targets() -> list[str]:
