@@ -1,11 +1,11 @@
 """Interpreter benchmark: `run_kernel` on the example GEMMs against hand-written numpy.
 
-* f16 GEMM (`tools/gpu/gen_gemm.py N N N`, the shape of examples/gemm_f16.mlir) at each size:
+* f16 GEMM (`coopdialect.kernels.gemm_subgroup`, examples/gemm_f16.mlir at size N) at each size:
   `run_kernel` time divided by the time of a hand-written numpy loop over the same tiles in the
   same process (same workgroups, subgroups and K steps; each 16x16x16 multiply-add in float64
   rounded once to f32, which is the interpreter's documented mul_add). Goal <= 1.5, limit 3.
   The two results must be equal bit for bit (else the script exits 1).
-* The sparse (`tools/gpu/gen_sparse_gemm.py`) and coopmat2 (`tools/gpu/gen_coopmat2_gemm.py`)
+* The sparse (`coopdialect.kernels.sparse_gemm`) and coopmat2 (`coopdialect.kernels.coopmat2_gemm`)
   GEMMs: `run_kernel` time alone (best of `--repeat`), at the sizes of `--other`.
 
     python benchmarks/bench_interpreter.py [--sizes 512,1024] [--other 256,1024] [--repeat 3]
@@ -20,20 +20,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools" / "gpu"))
-
-from gen_coopmat2_gemm import coopmat2_gemm_ir  # noqa: E402
-from gen_gemm import gemm_f16_ir  # noqa: E402
-from gen_sparse_gemm import sparse_gemm_ir  # noqa: E402
-
-from coopdialect.context import make_context  # noqa: E402
-from coopdialect.diagnostics import LocatingParser  # noqa: E402
-from coopdialect.interpreter import run_kernel  # noqa: E402
+from coopdialect.context import make_context
+from coopdialect.diagnostics import LocatingParser
+from coopdialect.interpreter import run_kernel
+from coopdialect.interpreter.sparse_mma import compress
+from coopdialect.kernels.coopmat2_gemm import coopmat2_gemm_ir
+from coopdialect.kernels.gemm_subgroup import gemm_f16_ir
+from coopdialect.kernels.sparse_gemm import random_sparse_24, sparse_gemm_ir
 
 
 def parse(text: str, name: str):
@@ -91,10 +87,8 @@ def bench_gemm(size: int, repeat: int) -> tuple[float, float, bool]:
 
 
 def bench_sparse(size: int, repeat: int) -> float:
-    from sparse_check import _sparse_a, compress_24  # noqa: PLC0415
-
-    dense = _sparse_a(np.random.default_rng(5), size, size)
-    a, e = compress_24(dense)
+    dense = random_sparse_24(np.random.default_rng(5), size, size)
+    a, e = compress(None, dense, 4)
     bt = np.random.default_rng(6).integers(-3, 4, (size, size)).astype(np.float16)
     c = np.zeros((size, size), np.float32)
     module = parse(sparse_gemm_ir(size, size, size), f"sparse_{size}.mlir")

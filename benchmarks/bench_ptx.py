@@ -8,8 +8,8 @@ python3 benchmarks/bench_ptx.py run .ptxbench --out $OUT       # on the GPU (doc
 
 `build` writes, per case, the IR (`examples/gemm_f16_wg.mlir`, `gemm_bf16_wg.mlir` and
 `sparse_gemm_f16_tiles_wg.mlir`'s kernels at that size (the 2:4 kernels take their metadata in
-tile order, `gen_gemm_wg.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
-`tools/gpu/gen_gemm_wg.py`), the PTX and launch description of
+tile order, `gemm_tiles.meta_tile_order`), and their e4m3 / s8 2:4 analogues, from
+`coopdialect.kernels.gemm_tiles`), the PTX and launch description of
 `coop-opt K.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx{persistent=true}' -t ptx`
 (dense and 2:4 alike), and for the 512³ exactness cases small-integer inputs with the interpreter's outputs. `run` loads each
 kernel through `coopdialect.runtime.cuda.CudaDevice` (the launch description's tensor maps and
@@ -17,9 +17,9 @@ dynamic shared memory), checks it (512³: bit-exact against the interpreter; lar
 bit-exact against torch on small-integer data, whose f32 sums are exact), times it with device
 events against torch.matmul / Triton's matmul / cuSPARSELt of the same operands in 5
 alternating rounds of 10 launches (the median of the round medians;
-`gpu_check_common.interleaved_medians`), at 8192³ also each kernel back to back at the clock
+`gpu_timing.interleaved_medians`), at 8192³ also each kernel back to back at the clock
 it sustains under the power cap (2 turns of 2.5 s each, the first second of each dropped,
-`gpu_check_common.sustained_medians`, SM clock sampled by nvidia-smi), and
+`gpu_timing.sustained_medians`, SM clock sampled by nvidia-smi), and
 writes `ptx.json` rows (keys of benchmarks/results/ptx.json; the sustained figures as
 `sustained_tflops`, `sustained_baseline_tflops`, `sustained_ratio`, `sustained_clock_mhz`,
 `sustained_baseline_clock_mhz`). The cuBLAS baseline is
@@ -40,7 +40,6 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools", "gpu"))
 # Dense: a persistent CTA per SM (convert-coop-to-ptx's `persistent`): +2-4% over one CTA per
 # tile in the same process on the H200 (f16 8192^3 678 vs 637/670; docs/performance.md)
 PIPELINE = os.environ.get("COOP_BENCH_PIPELINE",
@@ -51,7 +50,7 @@ PIPELINE = os.environ.get("COOP_BENCH_PIPELINE",
 SPARSE_PIPELINE = os.environ.get("COOP_BENCH_SPARSE_PIPELINE", PIPELINE)
 TILE_M, TILE_N = 128, 256
 # Sizes timed a second way too: each kernel run back to back at the clock it sustains under the
-# 700 W cap (`sustained_*` keys; gpu_check_common.sustained_medians)
+# 700 W cap (`sustained_*` keys; gpu_timing.sustained_medians)
 SUSTAINED_N = 8192
 
 
@@ -62,7 +61,7 @@ def _coop_opt(path: str, target: str, pipeline: str = PIPELINE) -> str:
 
 
 def build(out: str, sizes: list[int]) -> None:
-    from gen_gemm_wg import gemm_wg_ir, sparse_gemm_wg_ir
+    from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir
 
     os.makedirs(out, exist_ok=True)
     cases = []
@@ -125,7 +124,7 @@ def _expected_sparse(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
     from coopdialect import api
     from coopdialect.interpreter.kernel import run_kernel
     from coopdialect.interpreter.sparse_mma import compress
-    from gen_gemm_wg import SPARSE_TYPES, meta_tile_order
+    from coopdialect.kernels.gemm_tiles import SPARSE_TYPES, meta_tile_order
 
     rng = np.random.default_rng(n)
     dense = rng.integers(-3, 4, (n, n)).astype(np.float64)
@@ -169,19 +168,19 @@ def _expected(ir: str, dt: str, n: int, stem: str, kernel: str) -> None:
 
 
 def _median_ms(fn, reps: int = 30) -> float:
-    from gpu_check_common import median_seconds
+    from gpu_timing import median_seconds
     return median_seconds(fn, reps=reps, warm=3) * 1e3
 
 
 def _interleaved_ms(timers: dict) -> dict:
-    from gpu_check_common import interleaved_medians
+    from gpu_timing import interleaved_medians
     return interleaved_medians(timers)
 
 
 def _sustained_ms(timers: dict) -> dict:
     """timer -> (median ms with each kernel run back to back at the clock it sustains, median
-    SM clock in MHz or None); `gpu_check_common.sustained_medians`."""
-    from gpu_check_common import SmClock, sustained_medians
+    SM clock in MHz or None); `gpu_timing.sustained_medians`."""
+    from gpu_timing import SmClock, sustained_medians
     with SmClock() as clock:
         got = sustained_medians(timers)
     return {k: (ms, clock.median(w)) for k, (ms, w) in got.items()}
@@ -360,7 +359,7 @@ def _run_sparse(dev, prog, case: dict, stem: str, rows: list, device: str, date:
         a, e, bt, want = ld("a"), ld("e"), ld("bt"), ld("d")
         oracle = "interpreter"
     else:
-        from gen_gemm_wg import SPARSE_TYPES, meta_tile_order
+        from coopdialect.kernels.gemm_tiles import SPARSE_TYPES, meta_tile_order
         dense, a, e, bt = _sparse_inputs(n, dt, n)
         e = meta_tile_order(e, TILE_M, SPARSE_TYPES[_short(dt)][1]).contiguous()
         want = (dense.double() @ bt.double().T).to(out_dt)  # exact sums, one rounding (f16)

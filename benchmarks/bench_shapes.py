@@ -3,22 +3,25 @@ arguments, checked and timed against cuBLAS and Triton at their best on the GPU.
 
 ```sh
 python benchmarks/bench_shapes.py build .shapes                     # here: IR -> PTX + launch
-python3 benchmarks/bench_shapes.py run .shapes --out $OUT [--only SET]   # on the GPU
+coop-tune run .shapes --out tuned.json                              # on the GPU (optional)
+python3 benchmarks/bench_shapes.py run .shapes --out $OUT [--only SET] [--tuned tuned.json]
 python benchmarks/bench_shapes.py merge OUT1/shapes.json ... > benchmarks/results/shapes.json
 ```
 
-`build` writes, for f16 and bf16 and each tile config of `CONFIGS`, the kernel of
-`coopdialect.kernels.gemm.gemm_ir` (D = A @ B, A M x K, B given as Bt N x K, all row-major;
-`memref<?x?xT>` operands and `%M, %N, %K: i32` arguments; tiles as slices of tensor layouts, so
-partial tiles are exact) lowered by that config's pipeline (`pipeline-coop-loads{stages=S},
-convert-coop-to-ptx[{persistent=true}]`), and the bias + GELU kernel of the epilogue rows. Each
-compiled kernel serves every shape: the shape is only its arguments.
+`build` writes, for f16 and bf16 and each config of `coopdialect.tools.coop_tune.CONFIGS`, the
+kernels of `coopdialect.kernels.gemm` (`gemm_ir`: D = A @ B, A M x K, B given as Bt N x K, all
+row-major; `memref<?x?xT>` operands and `%M, %N, %K: i32` arguments; tiles as slices of tensor
+layouts, so partial tiles are exact; `splitk_ir` for split-K configs) lowered by that config's
+pipeline (`pipeline-coop-loads{stages=S},convert-coop-to-ptx[{persistent=true}]`), and the bias +
+GELU kernel of the epilogue rows. Each compiled kernel serves every shape: the shape is only its
+arguments.
 
 `run` takes each shape of `SHAPES` (or the set named by `--only`), picks the config with
-`coopdialect.kernels.gemm.pick_config` (the default rule), checks our D bit for bit against
+`coopdialect.kernels.gemm.pick_config` (from the `gemm_tuned` table of `--tuned`, a target
+description coop-tune wrote on this GPU, else the default rule), checks our D bit for bit against
 torch on small-integer data (exact f32 sums rounded once: torch computes them in f32 with
 TF32 off), then times, in 5 alternating rounds of 10 launches in one process
-(`gpu_check_common.interleaved_medians`), our kernel against:
+(`gpu_timing.interleaved_medians`), our kernel against:
 
 * cuBLAS: `torch.matmul(A, Bt.T)` and `torch.matmul(A, B)` with a row-major B — the faster one;
 * Triton at its best: the tiled matmul autotuned over 8 configs with Bt and with row-major B,
@@ -37,14 +40,11 @@ import argparse
 import datetime
 import json
 import os
-import statistics
-import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tools", "gpu"))
 sys.path.insert(0, HERE)
 
 LLAMA = [(4096, 4096), (14336, 4096), (4096, 14336), (128256, 4096)]  # N x K
@@ -58,46 +58,22 @@ EPILOGUE_SHAPES = [(8192, 8192, 8192), (4096, 14336, 4096), (2047, 3073, 8192), 
 DTYPES = ("f16", "bf16")
 
 
-def configs():
-    from coopdialect.kernels.gemm import GemmConfig
-    return [GemmConfig(128, 256, 64, 4, True), GemmConfig(128, 128, 64, 5, True),
-            GemmConfig(64, 128, 64, 6, True), GemmConfig(64, 64, 64, 8, False)]
-
-
-def _coop_opt(src: str, pipeline: str, target: str) -> str:
-    exe = os.path.join(os.path.dirname(sys.executable), "coop-opt")
-    return subprocess.run([exe, src, "-p", pipeline, "-t", target], capture_output=True,
-                          text=True, check=True).stdout
-
-
 def build(out: str) -> None:
-    from coopdialect.kernels.gemm import gemm_ir
+    """Every config of coop-tune (f16, bf16) and the bias + GELU kernel of the largest tile."""
+    from coopdialect.tools.coop_tune import CONFIGS, build as build_configs
 
-    os.makedirs(out, exist_ok=True)
-    kernels = []
-    for dt in DTYPES:
-        for cfg in configs():
-            kernels.append((dt, cfg, "none"))
-        kernels.append((dt, configs()[0], "bias_gelu"))
-    index = []
-    for dt, cfg, epi in kernels:
-        stem = f"{dt}_{epi}_{cfg.name}"
-        src = os.path.join(out, stem + ".mlir")
-        with open(src, "w") as f:
-            f.write(gemm_ir(dt, cfg, epi))
-        for ext, target in (("ptx", "ptx"), ("json", "ptx-launch")):
-            with open(os.path.join(out, f"{stem}.{ext}"), "w") as f:
-                f.write(_coop_opt(src, cfg.pipeline(), target))
-        name = json.load(open(os.path.join(out, stem + ".json")))["kernels"][0]["name"]
-        index.append({"stem": stem, "dtype": dt, "epilogue": epi, "config": cfg.__dict__,
-                      "kernel": name, "pipeline": cfg.pipeline()})
-        print("built", stem, flush=True)
+    build_configs(out)
+    index = json.load(open(os.path.join(out, "kernels.json")))
+    index += build_configs(os.path.join(out, "epilogue"), epilogues=("bias_gelu",),
+                           configs=CONFIGS[:1])
+    for k in index[-2:]:
+        k["stem"] = os.path.join("epilogue", k["stem"])
     with open(os.path.join(out, "kernels.json"), "w") as f:
         json.dump(index, f, indent=1)
 
 
 def _median_ms(fn, reps: int) -> float:
-    from gpu_check_common import median_seconds
+    from gpu_timing import median_seconds
     return median_seconds(fn, reps=reps, warm=2) * 1e3
 
 
@@ -105,17 +81,14 @@ def _torch_timer(fn):
     return lambda reps: _median_ms(fn, reps)
 
 
-def _coop_timer(dev, prog, kernel, args, grid):
-    return lambda reps: statistics.median(dev.time(prog, kernel, args, grid, reps)) * 1e3
-
-
-def run(root: str, out: str, only: list[str]) -> None:
+def run(root: str, out: str, only: list[str], tuned_path: str | None = None) -> None:
     import torch
     import triton_baselines as tb
-    from gpu_check_common import interleaved_medians
+    from gpu_timing import interleaved_medians
 
-    from coopdialect.kernels.gemm import GemmConfig, pick_config
+    from coopdialect.kernels.gemm import GemmConfig, gemm_launches, pick_config
     from coopdialect.runtime.cuda import CudaDevice
+    from coopdialect.tools.coop_tune import Workspaces, load, timer
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
@@ -125,13 +98,11 @@ def run(root: str, out: str, only: list[str]) -> None:
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
     index = json.load(open(os.path.join(root, "kernels.json")))
-    progs = {}
-    for k in index:
-        stem = os.path.join(root, k["stem"])
-        progs[(k["dtype"], k["epilogue"], GemmConfig(**k["config"]))] = (
-            dev.load(open(stem + ".ptx").read(), json.load(open(stem + ".json"))), k["kernel"])
+    progs = load(dev, root)
+    workspace = Workspaces()
     cfgs = [GemmConfig(**k["config"]) for k in index if k["epilogue"] == "none"]
     cfgs = list(dict.fromkeys(cfgs))
+    tuned = json.load(open(tuned_path))["gemm_tuned"] if tuned_path else None
     tri = {}
     for lay in ("nk", "kn"):
         try:
@@ -146,25 +117,27 @@ def run(root: str, out: str, only: list[str]) -> None:
     for dt in DTYPES:
         tdt = torch.float16 if dt == "f16" else torch.bfloat16
         for (m, n, k) in shapes:
-            cfg = pick_config(m, n, k, cfgs, sms)
-            prog, kname = progs[(dt, "none", cfg)]
-            grid = (-(-n // cfg.bn), -(-m // cfg.bm), 1)
+            cfg = pick_config(m, n, k, cfgs, sms, tuned)
+            prog, names = progs[(dt, "none", cfg)]
             # exactness: small integers, sums exact in f32, rounded once to f16/bf16
             g = torch.Generator(device="cuda").manual_seed(m * 7 + n * 3 + k)
             a = torch.randint(-2, 3, (m, k), device="cuda", generator=g).to(tdt)
             bt = torch.randint(-2, 3, (n, k), device="cuda", generator=g).to(tdt)
             want = torch.matmul(a.float(), bt.float().T).to(tdt)
             d = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
-            dev.launch(prog, kname, [a.data_ptr(), bt.data_ptr(), d.data_ptr(), m, n, k], grid)
+            for launch in gemm_launches(names, cfg, a.data_ptr(), bt.data_ptr(), d.data_ptr(),
+                                        m, n, k, workspace=workspace):
+                dev.launch(prog, *launch)
             torch.cuda.synchronize()
             exact = bool(torch.equal(d.view(torch.int16), want.view(torch.int16)))
             # timing: random data
             a = torch.randn(m, k, device="cuda").to(tdt)
             bt = torch.randn(n, k, device="cuda").to(tdt)
             b = bt.T.contiguous()
-            args = [a.data_ptr(), bt.data_ptr(), d.data_ptr(), m, n, k]
+            launches = gemm_launches(names, cfg, a.data_ptr(), bt.data_ptr(), d.data_ptr(),
+                                     m, n, k, workspace=workspace)
             c = torch.empty(m, n, device="cuda", dtype=tdt)
-            timers = {"ours": _coop_timer(dev, prog, kname, args, grid),
+            timers = {"ours": timer(dev, prog, launches),
                       "cublas_nk": _torch_timer(lambda: torch.matmul(a, bt.T)),
                       "cublas_kn": _torch_timer(lambda: torch.matmul(a, b))}
             for key, fn in tri.items():
@@ -184,7 +157,7 @@ def run(root: str, out: str, only: list[str]) -> None:
             cub = min(ms["cublas_nk"], ms["cublas_kn"])
             tkeys = [x for x in ms if x.startswith("triton")]
             cmd = ("python benchmarks/bench_shapes.py build DIR && python3 benchmarks/bench_shapes.py "
-                   f"run DIR  (coop-opt -p '{cfg.pipeline()}' -t ptx)")
+                   f"run DIR --tuned T.json  (coop-opt -p '{cfg.pipeline()}' -t ptx)")
             base = dict(name=f"gemm_{dt}", device=device, m=m, n=n, k=k, dtype=dt,
                         config=cfg.name, tflops=flop / ours / 1e9, exact=exact, command=cmd,
                         date=date, ours_ms=ours)
@@ -201,30 +174,32 @@ def run(root: str, out: str, only: list[str]) -> None:
             lines.append(line)
             print(line, flush=True)
     if "epilogue" in only:
-        _epilogue_rows(dev, progs, rows, lines, device, date, sms)
+        _epilogue_rows(dev, progs, rows, lines, device, date)
     with open(os.path.join(out, "shapes.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print("\n".join(["", "summary:", *lines]))
 
 
-def _epilogue_rows(dev, progs, rows, lines, device, date, sms) -> None:
+def _epilogue_rows(dev, progs, rows, lines, device, date) -> None:
     import torch
-    from gpu_check_common import interleaved_medians
+    from gpu_timing import interleaved_medians
 
-    from coopdialect.kernels.gemm import GemmConfig
+    from coopdialect.kernels.gemm import gemm_launches
+    from coopdialect.tools.coop_tune import timer
 
     for dt in DTYPES:
         tdt = torch.float16 if dt == "f16" else torch.bfloat16
-        (prog, kname), = [v for (d, e, c), v in progs.items() if d == dt and e == "bias_gelu"]
+        (prog, names), = [v for (d, e, c), v in progs.items() if d == dt and e == "bias_gelu"]
         cfg = [c for (d, e, c) in progs if d == dt and e == "bias_gelu"][0]
         for (m, n, k) in EPILOGUE_SHAPES:
-            grid = (-(-n // cfg.bn), -(-m // cfg.bm), 1)
             a = (torch.randn(m, k, device="cuda") / 8).to(tdt)
             bt = (torch.randn(n, k, device="cuda") / 8).to(tdt)
             bias = torch.randn(n, device="cuda").to(tdt)
             d = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
-            args = [a.data_ptr(), bt.data_ptr(), d.data_ptr(), bias.data_ptr(), m, n, k]
-            dev.launch(prog, kname, args, grid)
+            launches = gemm_launches(names, cfg, a.data_ptr(), bt.data_ptr(), d.data_ptr(),
+                                     m, n, k, bias=bias.data_ptr())
+            for launch in launches:
+                dev.launch(prog, *launch)
             torch.cuda.synchronize()
             ref = torch.nn.functional.gelu(a.double() @ bt.double().T + bias.double())
             err = float(((d.double() - ref).abs() / (ref.abs() + 1)).max())
@@ -234,7 +209,7 @@ def _epilogue_rows(dev, progs, rows, lines, device, date, sms) -> None:
             eager = lambda: torch.nn.functional.gelu(torch.matmul(a, bt.T) + bias)  # noqa: E731
             compiled = torch.compile(eager)
             compiled()
-            timers = {"ours": _coop_timer(dev, prog, kname, args, grid),
+            timers = {"ours": timer(dev, prog, launches),
                       "eager": _torch_timer(eager), "compiled": _torch_timer(compiled)}
             ms = interleaved_medians(timers)
             flop = 2.0 * m * n * k
@@ -271,6 +246,7 @@ def main() -> None:
     r.add_argument("--out", default=".")
     r.add_argument("--only", default=",".join([*SHAPES, "epilogue"]),
                    help=f"comma-separated shape sets: {', '.join(SHAPES)}, epilogue")
+    r.add_argument("--tuned", help="a target description with a gemm_tuned table (coop-tune)")
     m = sub.add_parser("merge")
     m.add_argument("paths", nargs="+")
     a = ap.parse_args()
@@ -279,7 +255,8 @@ def main() -> None:
     elif a.cmd == "run":
         os.makedirs(a.out, exist_ok=True)
         only = [x for x in a.only.split(",") if x]
-        run(a.dir, a.out, [x for x in only if x in SHAPES] + (["epilogue"] if "epilogue" in only else []))
+        run(a.dir, a.out, [x for x in only if x in SHAPES] + (["epilogue"] if "epilogue" in only else []),
+            a.tuned)
     else:
         merge(a.paths)
 

@@ -5,6 +5,7 @@
 
 The section lies between `<!-- figures: begin -->` and `<!-- figures: end -->`; everything else
 in the doc is prose. The JSON files are what the benchmarks write (`bench_ptx.py` -> ptx.json,
+`bench_shapes.py` -> shapes.json,
 `vk_gemm_bench.py` -> vulkan.json, its variant rows -> vulkan_variants.json); their keys are
 described in those scripts' docstrings.
 """
@@ -96,9 +97,49 @@ def vulkan_tables(rows: list[dict], variants: list[dict]) -> list[str]:
     return out
 
 
+def shapes_tables(rows: list[dict]) -> list[str]:
+    import math
+
+    plain = [r for r in rows if not r["name"].startswith("gemm_bias")]
+    epi = [r for r in rows if r["name"].startswith("gemm_bias")]
+    cub = [r for r in plain if "cuBLAS" in r["baseline"]]
+    tri = [r for r in plain if r["baseline"].startswith("triton")]
+
+    def geo(rs):
+        return math.exp(sum(math.log(r["ratio"]) for r in rs) / len(rs)) if rs else float("nan")
+    out = [f"PTX, any shape (`benchmarks/results/shapes.json`; {_header(rows)}): one compiled "
+           "kernel per dtype and config, sizes as arguments, the config picked from the "
+           "target's coop-tune table; TFLOP/s, interleaved protocol. Geometric mean over the "
+           f"rows: {geo(cub):.3f}x cuBLAS (lowest {min(r['ratio'] for r in cub):.3f}), "
+           f"{geo(tri):.3f}x Triton (lowest {min(r['ratio'] for r in tri):.3f}); "
+           f"{sum(r['exact'] for r in plain)} of {len(plain)} rows bit-exact against torch.", "",
+           "| dtype | M x N x K | config | coop PTX | cuBLAS | ratio | Triton (best) | ratio | exact |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (dt, m, n, k), group in _group(plain, lambda r: (r["dtype"], r["m"], r["n"], r["k"])).items():
+        c = next((r for r in group if "cuBLAS" in r["baseline"]), None)
+        t = next((r for r in group if r["baseline"].startswith("triton")), None)
+        first = c or t
+        out.append(f"| {dt} | {m} x {n} x {k} | {first.get('config', '–')} | {first['tflops']:.1f} | "
+                   f"{_f(c and c['baseline_tflops'])} | {_f(c and c['ratio'], 3)} | "
+                   f"{_f(t and t['baseline_tflops'])} | {_f(t and t['ratio'], 3)} | "
+                   f"{'yes' if first['exact'] else 'NO'} |")
+    if epi:
+        out += ["", "Fused bias + GELU epilogue against the faster of eager PyTorch and "
+                "torch.compile (error: max |D - ref| / (|ref| + 1) against float64):", "",
+                "| dtype | M x N x K | coop PTX | baseline | TFLOP/s | ratio | error (bound) |",
+                "|---|---|---|---|---|---|---|"]
+        for r in epi:
+            out.append(f"| {r['dtype']} | {r['m']} x {r['n']} x {r['k']} | {r['tflops']:.1f} | "
+                       f"{r['baseline']} | {r['baseline_tflops']:.1f} | {r['ratio']:.3f} | "
+                       f"{r.get('max_rel_error', 0):.1e} ({r.get('error_bound', 0):.1e}) |")
+    return out
+
+
 def render() -> str:
     """The figures section (between the markers), from the JSON files as they are."""
     lines = ptx_tables(_load("ptx.json")) + [""]
+    if (RESULTS / "shapes.json").exists():
+        lines += shapes_tables(_load("shapes.json")) + [""]
     lines += vulkan_tables(_load("vulkan.json"), _load("vulkan_variants.json"))
     return "\n".join([BEGIN, "", *lines, "", END])
 

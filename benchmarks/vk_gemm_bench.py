@@ -7,7 +7,7 @@ python3 benchmarks/vk_gemm_bench.py run build/vkbench --out $OUT   # on the GPU 
 ```
 
 `build` takes each dtype's example forms (EXAMPLES: the coopmat2 workgroup form
-`examples/gemm_{f16,s8}_coopmat2_vk.mlir`, the fastest structure tools/gpu/vk_gemm_sweep.py
+`examples/gemm_{f16,s8}_coopmat2_vk.mlir`, the fastest structure benchmarks/vk_gemm_sweep.py
 measured, for the `vk_f16` / `vk_s8` rows; the KHR subgroup form `examples/gemm_{f16,s8}_vk.mlir`
 through PIPELINE and VARIANTS as variant rows), written at 8192³ (the size S variants replace
 8192 by S, nothing else), compiles each with `coop-opt FILE -p PIPELINE -t spirv`, validates with
@@ -19,7 +19,7 @@ bit for bit (f16: small-integer data, whose f32 sums are exact, against the f32 
 against torch._int_mm). Timing: the runner's timestamp benchmark (device-local buffers, 3 warm-up
 + 10 timed dispatches, median); torch.matmul (f16, cuBLAS) and torch._int_mm (s8; the faster of
 B row-major and B column-major, which cuBLASLt's int8 kernels want) with CUDA events (5 warm-up
-+ 10, median) in the same process, in 5 alternating rounds (`gpu_check_common.interleaved_medians`).
++ 10, median) in the same process, in 5 alternating rounds (`gpu_timing.interleaved_medians`).
 FLOP = 2·S³. Writes `vulkan.json` (keys of benchmarks/results/ptx.json: name, device, m, n, k, dtype, tflops, baseline, baseline_tflops,
 ratio, exact, command, date) and a text table into --out.
 """
@@ -52,7 +52,7 @@ VARIANTS = {
     "workgroup_scope_unstaged": "convert-coop-to-spirv",
 }
 # Each dtype's example forms: (variant, file, kernel, tile rows x cols, pipeline). The first is
-# the benchmark's row (`vk_f16` / `vk_s8`): the fastest structure tools/gpu/vk_gemm_sweep.py
+# the benchmark's row (`vk_f16` / `vk_s8`): the fastest structure benchmarks/vk_gemm_sweep.py
 # measured, the coopmat2 workgroup form; the KHR subgroup form staged through workgroup memory
 # follows as a variant (with VARIANTS' pipelines over it) at the largest size.
 CM2_PIPELINE = "fold-tensor-views,convert-coop-to-spirv"
@@ -130,9 +130,22 @@ CHECKS = [("f16", 64, 64, 64, 32, 32, 16, 128, False),
           ("i8", 64, 128, 128, 32, 64, 64, 128, True)]
 
 
+def _check_inputs(m: int, n: int, k: int, dtype: str, b_col: bool, seed: int):
+    """Small-integer A (M x K), B (K x N, or Bt N x K with `b_col`) and a zero C."""
+    rng = np.random.default_rng(seed)
+    if dtype == "f16":
+        a = rng.integers(-4, 5, (m, k)).astype(np.float16)
+        b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+        c = np.zeros((m, n), np.float32)
+    else:
+        a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+        b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+        c = np.zeros((m, n), np.int32)
+    return a, (np.ascontiguousarray(b.T) if b_col else b), c
+
+
 def _build_checks(out: str, exe: str, api) -> list[dict]:
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from test_distribute_coop_workgroup import _data, gemm_ir  # the property test's kernels
+    from coopdialect.kernels.gemm_tiles import workgroup_gemm_ir as gemm_ir
 
     cases = []
     for i, (dtype, m, n, k, bm, bn, bk, inv, b_col) in enumerate(CHECKS):
@@ -144,7 +157,7 @@ def _build_checks(out: str, exe: str, api) -> list[dict]:
         spv = os.path.join(out, name + ".spv")
         subprocess.run([exe, src, "-p", PIPELINE, "-t", "spirv", "-o", spv], check=True)
         subprocess.run(["spirv-val", "--target-env", "vulkan1.3", spv], check=True)
-        a, b, c, _ = _data(m, n, k, dtype, b_col, i)
+        a, b, c = _check_inputs(m, n, k, dtype, b_col, i)
         grid = (n // bn, m // bm, 1)
         module = api.parse(text, src)
         api.run_kernel(module, "g", [a, b, c], grid)
@@ -156,16 +169,16 @@ def _build_checks(out: str, exe: str, api) -> list[dict]:
 
 
 def _torch_ns(fn, reps: int = 20) -> float:
-    from gpu_check_common import median_seconds  # tools/gpu, on the path in run()
+    from gpu_timing import median_seconds  # benchmarks/, on the path in run()
     return median_seconds(fn, reps) * 1e9
 
 
 def run(folder: str, out: str) -> None:
     import torch
 
-    sys.path[:0] = [os.path.join(ROOT, "tools", "gpu"), os.path.join(os.getcwd(), "tools", "gpu")]
+    sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.getcwd(), "benchmarks")]
     from coopdialect.runtime.vulkan_ctypes import VulkanContext, VulkanError
-    from gpu_check_common import interleaved_medians
+    from gpu_timing import interleaved_medians
 
     with open(os.path.join(folder, "cases.json")) as f:
         meta = json.load(f)

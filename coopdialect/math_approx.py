@@ -12,7 +12,7 @@ the result rounded once to its type):
                          t = 1 / (1 + p |x|)   (Abramowitz & Stegun, Handbook of Mathematical
                          Functions, 7.1.26: |error| <= 1.5e-7 for x >= 0; ERF_AS_P, ERF_AS_A).
 
-  Stated bound (measured on the GPUs by tools/gpu/math_check.py, modelled in
+  Stated bound (measured on the GPUs by tests/gpu/test_gpu_math.py, modelled in
   tests/test_math_sequences.py): relative error <= ERF_BOUND_REL for |x| < 1, absolute error
   <= ERF_BOUND_ABS for |x| >= 1, plus the backend's exp error there.
 

@@ -1,5 +1,5 @@
 """The documented error bound of each backend's `math` lowering, as data (docs/math.md is the
-table for readers; tests/test_math_ptx.py and tools/gpu/math_check.py hold the lowerings to it).
+table for readers; tests/test_math_ptx.py and tests/gpu/test_gpu_math.py hold the lowerings to it).
 
 A bound is measured against the interpreter, which gives the exact value rounded once
 (`coopdialect.interpreter.math`); here it is compared with the exact value itself, as float64.
@@ -104,7 +104,7 @@ def _erf(rel: float, absolute: float) -> Tolerance:
 _ERF_F32 = _erf(approx.ERF_BOUND_REL, approx.ERF_BOUND_ABS)
 
 _PTX_ISA = "PTX ISA 9.7.3"
-_SEQ = "the sequence of coopdialect.math_approx (modelled in tests, measured by tools/gpu/math_check.py)"
+_SEQ = "the sequence of coopdialect.math_approx (modelled in tests, measured by tests/gpu/test_gpu_math.py)"
 
 PTX: dict[tuple[str, str], Bound] = {}
 for _t in ("f16", "bf16", "f32", "f64"):

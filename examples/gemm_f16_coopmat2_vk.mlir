@@ -5,7 +5,7 @@
 // the K loop (step 64) loads a 128×64 slice of A and a 64×256 slice of B through tensor layouts
 // (SPV_NV_cooperative_matrix2, Undefined clamp: every tile lies inside the matrices) and lets the
 // driver stage them. This is the fastest f16→f32 structure measured through the H200's Vulkan
-// driver (tools/gpu/vk_gemm_sweep.py, docs/performance.md): 0.41-0.46 of cuBLAS, against 0.34-0.37
+// driver (benchmarks/vk_gemm_sweep.py, docs/performance.md): 0.41-0.46 of cuBLAS, against 0.34-0.37
 // for the KHR subgroup form of examples/gemm_f16_vk.mlir. Pipeline:
 //
 //   coop-opt examples/gemm_f16_coopmat2_vk.mlir -p fold-tensor-views,convert-coop-to-spirv -t spirv -o gemm.spv

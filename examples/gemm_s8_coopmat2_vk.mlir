@@ -5,7 +5,7 @@
 // the K loop (step 64) loads a 256×64 slice of A and a 64×128 slice of B through tensor layouts
 // (SPV_NV_cooperative_matrix2, Undefined clamp). Components are signless i8/i32 with the KHR
 // signedness operands, so the accumulator starts from an arith zero. The fastest s8 structure
-// measured through the H200's Vulkan driver (tools/gpu/vk_gemm_sweep.py, docs/performance.md):
+// measured through the H200's Vulkan driver (benchmarks/vk_gemm_sweep.py, docs/performance.md):
 // 0.39-0.47 of torch._int_mm, against 0.32-0.36 for examples/gemm_s8_vk.mlir. Pipeline:
 //
 //   coop-opt examples/gemm_s8_coopmat2_vk.mlir -p fold-tensor-views,convert-coop-to-spirv -t spirv -o gemm.spv

@@ -3,7 +3,7 @@ into `_KernelLowering.RULES` when `passes/convert_coop_to_spirv.py` imports this
 
 Vulkan has no asynchronous copy, so a copy is done by the invocations of the workgroup at its
 issue point and the waits are barriers (what the NVIDIA driver ran fastest among the structures
-measured by tools/gpu/vk_gemm_sweep.py, docs/performance.md):
+measured by benchmarks/vk_gemm_sweep.py, docs/performance.md):
 
 * `coop.alloc_workgroup` -> one OpVariable in the Workgroup storage class (in the entry point's
   interface, SPIR-V 1.4+): an OpTypeArray of 16-byte vectors (`vector<4xi32>`) when every access

@@ -24,9 +24,10 @@ entry to move results within the bound the PTX ISA gives. `sqrt.rn`, `abs`, `cop
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
-from xdsl.ir import Block
 
 from coopdialect.dialects import ptx
 
@@ -47,6 +48,7 @@ class SimError(Exception):
     """The kernel did something the GPU would fault on, or that the simulator lacks."""
 
 
+@functools.lru_cache(maxsize=None)
 def _w(t: str) -> int:
     return int("".join(ch for ch in t if ch.isdigit()))
 
@@ -294,6 +296,7 @@ class Kernel:
                     self.shared[op.sym_name.data] = size + 16  # never address 0
                     size += op.size.data
         self.shared_size = size + 16
+        self.code = self._decode()
 
     def run(self, buffers: list[np.ndarray], grid: tuple[int, int, int],
             block: tuple[int, int, int], shifts: list[int] | None = None) -> None:
@@ -360,60 +363,89 @@ class Kernel:
             state = [_resume(g, v) if s is not None else None
                      for g, s, v in zip(threads, state, send)]
 
+    # Each op is decoded once into a tuple (tag, fields...): a thread's step then reads plain
+    # Python values instead of walking xDSL's operand descriptors again for every thread.
+
+    def _decode(self) -> list[list[tuple]]:
+        index = {b: i for i, b in enumerate(self.blocks)}
+        code = []
+        for b in self.blocks:
+            entries = []
+            for op in b.ops:
+                if isinstance(op, ptx.BraOp):
+                    entries.append(("bra", tuple(op.args), tuple(op.target.args),
+                                    index[op.target]))
+                elif isinstance(op, ptx.CbraOp):
+                    entries.append(("cbra", op.pred, op.negate is not None, index[op.taken],
+                                    index[op.other]))
+                elif isinstance(op, ptx.RetOp):
+                    entries.append(("ret",))
+                elif isinstance(op, ptx.ShflSyncOp):
+                    entries.append(("shfl", tuple(op.args), op.outs[0]))
+                elif isinstance(op, ptx.BarWarpSyncOp):
+                    entries.append(("warp",))
+                elif isinstance(op, ptx.BarSyncOp):
+                    entries.append(("bar",))
+                elif isinstance(op, ptx.MmaSyncOp):
+                    a, b_, c = op.groups()
+                    entries.append(("mma", op.mods.data, tuple(a), tuple(b_), tuple(c),
+                                    tuple(op.outs)))
+                elif isinstance(op, ptx.WgmmaMmaAsyncOp):
+                    entries.append(("wgmma", op.mods.data, op.imms.data, op.desc_a, op.desc_b,
+                                    tuple(op.acc), tuple(op.outs)))
+                elif isinstance(op, ptx.WgmmaFenceOp | ptx.WgmmaCommitGroupOp |
+                                ptx.WgmmaWaitGroupOp | ptx.FenceProxyAsyncOp |
+                                ptx.CommentOp | ptx.SharedDeclOp):
+                    continue
+                else:
+                    entries.append(("step", self._step_fn(op)))
+            code.append(entries)
+        return code
+
     def _thread(self, mem, shared, sreg):
         regs: dict = {}
-        block: Block | None = self.blocks[0]
-        while block is not None:
-            nxt = None
-            for op in block.ops:
-                if isinstance(op, ptx.BraOp):
-                    vals = [regs[v] for v in op.args]
-                    for a, v in zip(op.target.args, vals):
+        code = self.code
+        bi: int | None = 0
+        while bi is not None:
+            nxt = bi + 1 if bi + 1 < len(code) else None
+            for e in code[bi]:
+                tag = e[0]
+                if tag == "step":
+                    e[1](regs, mem, shared, sreg)
+                elif tag == "bra":
+                    vals = [regs[v] for v in e[1]]
+                    for a, v in zip(e[2], vals):
                         regs[a] = v
-                    nxt = op.target
+                    nxt = e[3]
                     break
-                if isinstance(op, ptx.CbraOp):
-                    p = bool(regs[op.pred])
-                    if op.negate is not None:
+                elif tag == "cbra":
+                    p = bool(regs[e[1]])
+                    if e[2]:
                         p = not p
-                    nxt = op.taken if p else op.other
+                    nxt = e[3] if p else e[4]
                     break
-                if isinstance(op, ptx.RetOp):
+                elif tag == "ret":
                     return
-                if isinstance(op, ptx.ShflSyncOp):
-                    a = [regs[v] for v in op.args]
-                    got = yield ("shfl", a[0], a[1], a[2], a[3])
-                    regs[op.outs[0]] = got
-                    continue
-                if isinstance(op, ptx.BarWarpSyncOp):
+                elif tag == "shfl":
+                    a = [regs[v] for v in e[1]]
+                    regs[e[2]] = yield ("shfl", a[0], a[1], a[2], a[3])
+                elif tag == "warp":
                     yield ("warp",)
-                    continue
-                if isinstance(op, ptx.BarSyncOp):
+                elif tag == "bar":
                     yield ("bar",)
-                    continue
-                if isinstance(op, ptx.MmaSyncOp):
-                    a, b, c = op.groups()
-                    if op.mods.data != ".m16n8k16.row.col.f32.f16.f16.f32":
-                        raise SimError(f"simulator lacks mma.sync{op.mods.data}")
-                    got = yield ("mma", [regs[v] for v in a], [regs[v] for v in b],
-                                 [regs[v] for v in c])
-                    for o, v in zip(op.outs, got):
+                elif tag == "mma":
+                    if e[1] != ".m16n8k16.row.col.f32.f16.f16.f32":
+                        raise SimError(f"simulator lacks mma.sync{e[1]}")
+                    got = yield ("mma", [regs[v] for v in e[2]], [regs[v] for v in e[3]],
+                                 [regs[v] for v in e[4]])
+                    for o, v in zip(e[5], got):
                         regs[o] = v
-                    continue
-                if isinstance(op, ptx.WgmmaMmaAsyncOp):
-                    got = yield ("wgmma", op.mods.data, op.imms.data, regs[op.desc_a],
-                                 regs[op.desc_b], [regs[v] for v in op.acc])
-                    for o, v in zip(op.outs, got):
+                else:  # wgmma
+                    got = yield ("wgmma", e[1], e[2], regs[e[3]], regs[e[4]],
+                                 [regs[v] for v in e[5]])
+                    for o, v in zip(e[6], got):
                         regs[o] = v
-                    continue
-                if isinstance(op, ptx.WgmmaFenceOp | ptx.WgmmaCommitGroupOp |
-                              ptx.WgmmaWaitGroupOp | ptx.FenceProxyAsyncOp):
-                    continue
-                self._step(op, regs, mem, shared, sreg)
-            else:
-                i = self.blocks.index(block)
-                nxt = self.blocks[i + 1] if i + 1 < len(self.blocks) else None
-            block = nxt
+            bi = nxt
 
     def _addr(self, space: str, addr: int, n: int, mem, shared):
         if space == "shared":
@@ -426,89 +458,120 @@ class Kernel:
             raise SimError(f"global access at buffer {i} byte {off} ({n} bytes) out of bounds")
         return mem[i], off
 
-    def _step(self, op, regs, mem, shared, sreg) -> None:
-        if isinstance(op, ptx.CommentOp | ptx.SharedDeclOp):
-            return
+    def _step_fn(self, op):
+        """The op as a function of (regs, mem, shared, sreg)."""
         if isinstance(op, ptx.MovImmOp):
-            regs[op.out] = _literal(ptx.reg_kind(op.out), op.imm.data)
-            return
+            out, val = op.out, _literal(ptx.reg_kind(op.out), op.imm.data)
+
+            def mov_imm(regs, mem, shared, sreg):
+                regs[out] = val
+            return mov_imm
         if isinstance(op, ptx.MovSpecialOp):
-            src = op.source.data
-            regs[op.out] = sreg[src] if src in sreg else self.shared[src]
-            return
+            out, src = op.out, op.source.data
+
+            def mov_special(regs, mem, shared, sreg):
+                regs[out] = sreg[src] if src in sreg else self.shared[src]
+            return mov_special
         if isinstance(op, ptx.LdParamOp):
-            i = self.params.index(op.param.data)
-            if i in self.scalars:  # a scalar .param: its bytes, little-endian
-                data = self.scalars[i]
-                if len(data) != WIDTH[ptx.reg_kind(op.out)] // 8:
-                    raise SimError(f"ld.param.{op.param_type} of {len(data)} bytes")
-                regs[op.out] = int.from_bytes(data, "little")
-            else:
-                regs[op.out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
-            return
+            out, i = op.out, self.params.index(op.param.data)
+            width, param_type = WIDTH[ptx.reg_kind(op.out)] // 8, op.param_type
+
+            def ld_param(regs, mem, shared, sreg):
+                if i in self.scalars:  # a scalar .param: its bytes, little-endian
+                    data = self.scalars[i]
+                    if len(data) != width:
+                        raise SimError(f"ld.param.{param_type} of {len(data)} bytes")
+                    regs[out] = int.from_bytes(data, "little")
+                else:
+                    regs[out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
+            return ld_param
         if isinstance(op, ptx.PackOp):
-            lo, hi = (regs[v] for v in op.args)
-            regs[op.out] = (lo & 0xFFFF) | (hi & 0xFFFF) << 16
-            return
+            out, (lo_v, hi_v) = op.out, tuple(op.args)
+
+            def pack(regs, mem, shared, sreg):
+                regs[out] = (regs[lo_v] & 0xFFFF) | (regs[hi_v] & 0xFFFF) << 16
+            return pack
         if isinstance(op, ptx.UnpackOp):
-            v = regs[op.arg]
-            regs[op.outs[0]], regs[op.outs[1]] = v & 0xFFFF, v >> 16 & 0xFFFF
-            return
+            arg, (o0, o1) = op.arg, tuple(op.outs)
+
+            def unpack(regs, mem, shared, sreg):
+                v = regs[arg]
+                regs[o0], regs[o1] = v & 0xFFFF, v >> 16 & 0xFFFF
+            return unpack
         if isinstance(op, ptx.LdOp | ptx.StOp):
-            tokens = op.mods.data.strip(".").split(".")
+            mods = op.mods.data
+            tokens = mods.strip(".").split(".")
             space, t = tokens[0], tokens[-1]
             count = int(tokens[1][1:]) if tokens[1].startswith("v") else 1
             w = 2 if t in ("f16", "bf16") else _w(t) // 8
-            addr = regs[op.addr] + op.offset.data
-            if count > 1 and addr % (w * count):
-                raise SimError(f"misaligned ld/st{op.mods.data} at {addr}")
-            buf, off = self._addr(space, addr, w * count, mem, shared)
+            base, offset = op.addr, op.offset.data
             if isinstance(op, ptx.LdOp):
-                for i, out in enumerate(op.outs):
-                    raw = int.from_bytes(bytes(buf[off + i * w:off + (i + 1) * w]), "little")
-                    if t[0] == "s":
-                        raw = _sval(raw, 8 * w) & ((1 << WIDTH[ptx.reg_kind(out)]) - 1)
-                    regs[out] = raw
-            else:
-                for i, val in enumerate(op.values):
-                    v = regs[val] & ((1 << (8 * w)) - 1)
+                outs = [(o, WIDTH[ptx.reg_kind(o)]) for o in op.outs]
+                signed = t[0] == "s"
+
+                def ld(regs, mem, shared, sreg):
+                    addr = regs[base] + offset
+                    if count > 1 and addr % (w * count):
+                        raise SimError(f"misaligned ld/st{mods} at {addr}")
+                    buf, off = self._addr(space, addr, w * count, mem, shared)
+                    for i, (out, rw) in enumerate(outs):
+                        raw = int.from_bytes(bytes(buf[off + i * w:off + (i + 1) * w]), "little")
+                        if signed:
+                            raw = _sval(raw, 8 * w) & ((1 << rw) - 1)
+                        regs[out] = raw
+                return ld
+            values, mask = tuple(op.values), (1 << (8 * w)) - 1
+
+            def st(regs, mem, shared, sreg):
+                addr = regs[base] + offset
+                if count > 1 and addr % (w * count):
+                    raise SimError(f"misaligned ld/st{mods} at {addr}")
+                buf, off = self._addr(space, addr, w * count, mem, shared)
+                for i, val in enumerate(values):
+                    v = regs[val] & mask
                     buf[off + i * w:off + (i + 1) * w] = np.frombuffer(v.to_bytes(w, "little"),
                                                                        np.uint8)
-            return
+            return st
         if isinstance(op, ptx.PtxInst):
-            self._inst(op, regs)
-            return
-        raise SimError(f"simulator lacks '{op.name}'")
+            code = op.OPCODE
+            tokens = op.mods.data.strip(".").split(".") if op.mods.data else []
+            args, out = tuple(op.args), op.outs[0]
+            rw = WIDTH[ptx.reg_kind(out)]
 
-    def _inst(self, op, regs) -> None:
-        code = op.OPCODE
-        tokens = op.mods.data.strip(".").split(".") if op.mods.data else []
-        a = [regs[v] for v in op.args]
-        out = op.outs[0]
-        rw = WIDTH[ptx.reg_kind(out)]
-        t = tokens[-1] if tokens else ""
-        if code == "cvt":
-            regs[out] = _cvt(tokens, a[0])
-        elif code == "cvta":
-            regs[out] = a[0]
-        elif code == "mov":
-            regs[out] = a[0] & ((1 << rw) - 1)
-        elif code == "setp":
-            cmp, st = tokens[0], tokens[1]
-            if st in FLOAT:
-                x, y = (float(_fval(v, st)) for v in a)
-            else:
-                x, y = (_read(v, st) for v in a)
-            regs[out] = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y,
-                         "ne": x != y, "lo": x < y, "ls": x <= y, "hi": x > y,
-                         "hs": x >= y}[cmp]
-        elif code == "selp":
-            regs[out] = a[0] if a[2] else a[1]
-        elif t == "pred":
-            p = [bool(v) for v in a]
-            regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
-                         "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
-        elif t in FLOAT:
-            regs[out] = _float_op(code, t, a, nan="NaN" in tokens or code not in ("max", "min"))
+            def inst(regs, mem, shared, sreg):
+                _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
+            return inst
+        name = op.name
+
+        def lacking(regs, mem, shared, sreg):
+            raise SimError(f"simulator lacks '{name}'")
+        return lacking
+
+
+def _inst(code: str, tokens: list[str], a: list[int], out, rw: int, regs) -> None:
+    t = tokens[-1] if tokens else ""
+    if code == "cvt":
+        regs[out] = _cvt(tokens, a[0])
+    elif code == "cvta":
+        regs[out] = a[0]
+    elif code == "mov":
+        regs[out] = a[0] & ((1 << rw) - 1)
+    elif code == "setp":
+        cmp, st = tokens[0], tokens[1]
+        if st in FLOAT:
+            x, y = (float(_fval(v, st)) for v in a)
         else:
-            regs[out] = _int_op(code, tokens, a, rw)
+            x, y = (_read(v, st) for v in a)
+        regs[out] = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y, "eq": x == y,
+                     "ne": x != y, "lo": x < y, "ls": x <= y, "hi": x > y,
+                     "hs": x >= y}[cmp]
+    elif code == "selp":
+        regs[out] = a[0] if a[2] else a[1]
+    elif t == "pred":
+        p = [bool(v) for v in a]
+        regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
+                     "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
+    elif t in FLOAT:
+        regs[out] = _float_op(code, t, a, nan="NaN" in tokens or code not in ("max", "min"))
+    else:
+        regs[out] = _int_op(code, tokens, a, rw)

@@ -1,5 +1,6 @@
 """Build IR kernels for tensor-addressing cases and their expected results (from the independent
-scalar reference in tensor_reference.py). Used by the pytest files and tools/gpu/tensor_build.py.
+scalar reference in tensor_reference.py). Used by the pytest files and tensor_cases.py (the GPU
+tests' cases).
 
 A case is a dict: ldim, mode, lops [(name, args)], view None | {vdim, has_dims, perm, vops},
 rows, cols, etype ('i32' | 'f16' | 'f32'), mem (elements of the tensor buffer), kind ('load' |

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from coopdialect.context import make_context
 from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import run_kernel
+from hypothesis_profiles import scaled
 
-SETTINGS = settings(max_examples=40, deadline=None)
+SETTINGS = settings(max_examples=scaled(20), deadline=None)
 
 # MLIR type, numpy dtype
 TYPES = {

@@ -17,7 +17,7 @@ from coopdialect import api
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 from coopdialect.targets import TargetError, parse_target, get_target
-from coopdialect.tools.gpu.gen_gemm_wg import gemm_wg_ir
+from coopdialect.kernels.gemm_tiles import gemm_wg_ir
 from validators import spirv_tool, spirv_val
 
 # A KHR subgroup bf16 GEMM with a bf16 result: loads, a multiply-add, conversions both ways, a

@@ -1,11 +1,10 @@
 """The Workgroup-tile GEMM examples (examples/gemm_{f16,bf16}_wg.mlir, sparse_gemm_f16_wg.mlir):
-the checked-in files are what tools/gpu/gen_gemm_wg.py prints, and at a small size the
+the checked-in files are what coopdialect.kernels.gemm_tiles generates, and at a small size the
 interpreter gives numpy's product (torch.matmul(A, Bt.T) semantics, rounded once to the output
 type) both as written and after `pipeline-coop-loads`."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import ml_dtypes
@@ -16,12 +15,10 @@ from coopdialect.context import make_context
 from coopdialect.diagnostics import LocatingParser, verify_with_locations
 from coopdialect.dialects import coop_async
 from coopdialect.interpreter import run_kernel
+from coopdialect.kernels import gemm_tiles as gen
 from coopdialect.passes.pipeline_coop_loads import PipelineCoopLoadsPass
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("gen_gemm_wg", ROOT / "tools/gpu/gen_gemm_wg.py")
-gen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen)
 
 DT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 META = [(i, j) for i in range(4) for j in range(i + 1, 4)]  # kept pairs of a 2:4 chunk

@@ -1,5 +1,5 @@
 """glslang's compute shaders for the four cooperative-matrix extensions (tests/data/glsl/, models
-in tools/gpu/glsl_corpus.py), each through the whole path: glslangValidator -> the reader (its
+in tests/glsl_corpus_cases.py), each through the whole path: glslangValidator -> the reader (its
 verdict equal to spirv-val's) -> the writer (spirv-val accepts the rewrite; writer -> reader ->
 writer byte-identical) -> raise-spirv-to-coop -> the interpreter, equal to an independent numpy
 model of the GLSL -> convert-coop-to-ptx -> ptxas.
@@ -25,9 +25,9 @@ from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 
+import glsl_corpus_cases as corpus
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools" / "gpu"))
-import glsl_corpus as corpus  # noqa: E402
 
 COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 # the raised IR of these does not lower to PTX: the backend's refusal, one line at the op
@@ -58,7 +58,7 @@ def test_committed_binary_is_glslangs(name, tmp_path):
     fresh = corpus.compile_glslang(name, tmp_path / f"{name}.spv", spirv_tool("glslangValidator"))
     assert corpus.binary_path(name).read_bytes() == fresh, (
         f"{corpus.binary_path(name)} is not glslang's binary of {corpus.source(name)}: "
-        "run `python tools/gpu/glsl_corpus.py --regen`")
+        "run `python tests/glsl_corpus_cases.py --regen`")
 
 
 @pytest.mark.parametrize("name", sorted(corpus.CASES))
@@ -100,19 +100,19 @@ def test_raised_shader_lowers_to_ptx(name, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
-def test_coop_opt_raises_every_corpus_shader(tmp_path):
-    """`coop-opt shader.spv -p raise-spirv-to-coop`, as a user runs it."""
-    for name in corpus.CASES:
-        r = subprocess.run([*COOP_OPT, str(corpus.binary_path(name)), "-p", "raise-spirv-to-coop"],
-                           capture_output=True, text=True)
-        assert r.returncode == 0 and "coop.workgroup_size" in r.stdout, (name, r.stderr)
+@pytest.mark.parametrize("name", sorted(corpus.CASES))
+def test_coop_opt_raises_every_corpus_shader(name):
+    """`coop-opt shader.spv -p raise-spirv-to-coop`, as a user runs it (one test per shader, so
+    that parallel workers share them out)."""
+    r = subprocess.run([*COOP_OPT, str(corpus.binary_path(name)), "-p", "raise-spirv-to-coop"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "coop.workgroup_size" in r.stdout, (name, r.stderr)
 
 
 # -- the reader's verdict is spirv-val's -----------------------------------------------------------
 
-GLSL = sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob("tests/data/**/*.comp"),
-                                                  *ROOT.glob("tools/gpu/testdata/*.comp")])
-COMMITTED = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tools/gpu/testdata/**/*.spv"))
+GLSL = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/data/**/*.comp"))
+COMMITTED = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/data/**/*.spv"))
 EXAMPLES = ["gemm_f16", "gemm_s8", "gemm_f16_64_large", "gemm_f16_arm_blocked", "gemm_coopmat2_f16",
             "softmax_rows", "conv_patch_clamped", "block_decode_load", "gemm_f16_vk", "gemm_s8_vk"]
 
@@ -276,36 +276,19 @@ def test_arm_layout_capability_is_required(tmp_path):
     assert "needs capability CooperativeMatrixLayoutsARM" in (reader_verdict(data) or "")
 
 
-# -- the GPU check, with the interpreter standing in for both devices ------------------------------
+# -- the GPU test's cases, with the interpreter standing in for both devices ----------------------
 
 
-class _Program:
-    def __init__(self, binary: bytes):
-        self.binary = binary
-
-
-class _InterpretedVulkan:
-    """coopdialect.runtime's Vulkan device as the check uses it; a dispatch raises the binary and
-    interprets it (push constants: the kernel's scalar arguments, 4 bytes each in member order)."""
+class _InterpretedVulkanRunner:
+    """The Vulkan runner (VulkanDevice.ctx) as the GPU test uses it; a dispatch raises the binary
+    and interprets it (push constants: the kernel's scalar arguments, 4 bytes each in member
+    order)."""
 
     def __init__(self):
-        self.ctx = self
         self.dispatches = 0
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def load(self, binary: bytes) -> _Program:
-        return _Program(binary)
-
-    def device_info(self):
-        return {"name": "interpreter", "driver_version": "-", "api_version": "-"}
-
     def cooperative_matrix_properties(self):
-        return [m for name in corpus.CASES for m in __import__("spirv_read_check").mul_adds(
+        return [m for name in corpus.CASES for m in __import__("spirv_read_cases").mul_adds(
             corpus.binary_path(name).read_bytes())]
 
     def run_compute(self, spirv, buffers, grid, entry="main", *, push_constants=None):
@@ -323,32 +306,29 @@ class _InterpretedVulkan:
         return args[:len(buffers)]
 
 
-def test_gpu_check_runs_with_the_interpreter_as_both_devices(monkeypatch, tmp_path):
-    """tools/gpu/glsl_corpus.py end to end without a GPU: the "cuda" run lowers the raised IR to
-    PTX (as the CUDA device does) and interprets it; Vulkan interprets glslang's binary raised.
-    The shaders whose IR has no PTX lowering are reported as such, the Arm one is not run on
-    Vulkan (no VK_ARM_* on the H200)."""
-    import coopdialect.runtime as runtime
+def test_gpu_cases_pass_with_the_interpreter_as_both_devices():
+    """tests/gpu/test_gpu_glsl_corpus.py's cases without a GPU: the "Vulkan" run interprets
+    glslang's binary raised; the "CUDA" run compiles the raised, bound module to PTX (as the CUDA
+    device does: refusals surface here, exactly the NO_PTX ones) and interprets it. The Arm
+    shader is not run on Vulkan (no VK_ARM_* on the H200)."""
+    from coopdialect.errors import CoopError
 
-    vk = _InterpretedVulkan()
-    real_run = api.run_kernel
-
-    def run_kernel(module, kernel, buffers, grid, *, device="interp", **kw):
-        if device == "cuda":
-            api.compile_to_ptx(module.clone())  # what the CUDA device compiles; refusals surface here
-        return real_run(module, kernel, buffers, grid)
-
-    monkeypatch.setattr(runtime, "open_device", lambda kind: vk)
-    monkeypatch.setattr(api, "run_kernel", run_kernel)
-    assert corpus.main(["--out", str(tmp_path)]) == 0
-    lines = (tmp_path / "glsl_corpus.txt").read_text().splitlines()
-    for name in corpus.CASES:
-        (line,) = [ln for ln in lines if ln.startswith(("[PASS] ", "[FAIL] ", "[SKIP] ")) and f"] {name}:" in ln]
-        if name in NO_PTX:
-            assert line.startswith(f"[SKIP] {name}: no PTX lowering: ") and NO_PTX[name] in line, line
-        else:
-            assert line == f"[PASS] {name}: PTX == model: True; Vulkan == model: True; PTX == Vulkan: True", line
-    assert lines[-1].startswith(f"{len(corpus.CASES) - len(NO_PTX)}/{len(corpus.CASES)} glslang shaders")
+    vk = _InterpretedVulkanRunner()
+    for name, (case, run) in corpus.cases().items():
+        assert corpus.subgroup_rows_missing(name, vk.cooperative_matrix_properties()) == []
+        if not case.vulkan:
+            got = corpus.vulkan_run(vk, name, run)
+            assert corpus.differing(got, run.expected) == 0, name
+        module, kernel = corpus.raised_module(name, run)
+        try:
+            api.compile_to_ptx(module.clone())
+        except CoopError as e:
+            assert name in NO_PTX and NO_PTX[name] in str(e), (name, str(e))
+            continue
+        assert name not in NO_PTX, name
+        got = [b.copy() for b in run.buffers]
+        api.run_kernel(module, kernel, got, run.grid)
+        assert corpus.differing(got, run.expected) == 0, name
     assert vk.dispatches == len(corpus.CASES) - 1
 
 

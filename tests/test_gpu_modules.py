@@ -1,30 +1,29 @@
-"""Every SPIR-V module that tools/gpu/tensor_check.py dispatches on the H200 passes spirv-val.
+"""Every SPIR-V module that tests/gpu/test_gpu_tensor.py dispatches on a Vulkan GPU passes
+spirv-val.
 
-The check builds its cases on the GPU machine, which has no spirv-val; `cases()` is
-deterministic for its arguments, so the same modules (default seed and count, plus the probes)
-are built and validated here.
+The GPU machine has no spirv-val; the cases of tests/tensor_cases.py are deterministic, so the
+same modules (examples unfolded and folded, the random cases, the probes) are built and
+validated here, one test per group, and each random case's interpreter result is checked against
+the reference on the way.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import pytest
+import tensor_cases
 from validators import spirv_val
 
 from coopdialect import api
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-import tensor_check  # noqa: E402
-from tensor_block_probe import probes  # noqa: E402
 
-
-def test_tensor_check_modules_pass_spirv_val(tmp_path):
-    names = []
-    for c in tensor_check.cases(probes=True):
-        module = api.parse(c.text, c.name)
+@pytest.mark.parametrize("group", tensor_cases.GROUPS["vulkan"])
+def test_vulkan_tensor_modules_pass_spirv_val(tmp_path, group):
+    cases = tensor_cases.group("vulkan", group)
+    for c in cases:
+        module = api.parse(c.k.text, c.name)
         if c.pipeline:
             api.run_pipeline(module, c.pipeline)
         spirv_val(api.compile_to_spirv(module), tmp_path, f"{c.name}.spv")
-        names.append(c.name)
-    assert len(names) == 2 * 4 + 60 + len(probes())  # examples x (chain, folded), random, probes
+    names = tensor_cases.names("vulkan")
+    assert [c.name for c in cases] == [n for n in names if n.startswith(
+        {"example": ("gemm", "conv", "softmax"), "random": "random_", "probe": "probe_"}[group])]

@@ -1,4 +1,4 @@
-"""The benchmarks' timing protocols (tools/gpu/gpu_check_common.py), on fake timers and a fake
+"""The benchmarks' timing protocols (benchmarks/gpu_timing.py), on fake timers and a fake
 host clock: what each protocol samples decides every ratio in benchmarks/results."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-from gpu_check_common import SmClock, interleaved_medians, sustained_medians  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from gpu_timing import SmClock, interleaved_medians, sustained_medians  # noqa: E402
 
 
 class FakeClock:

@@ -12,6 +12,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import scaled
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
 from xdsl.parser import Parser
@@ -34,14 +35,14 @@ def _reference(op: str, a: int, b: int) -> int:
     return {"add": a + b, "sub": a - b, "mul": a * b, "min": min(a, b), "max": max(a, b)}[op]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(st.sampled_from(["add", "sub", "mul", "min", "max", "floordiv", "ceildiv"]), BIG, NONZERO)
 def test_binary_ops_match_exact_arithmetic(op, a, b):
     expr = {"op": op, "args": [{"arg": 3}, {"arg": 5}]}
     assert eval_host_expr(expr, {3: a, 5: b}) == _reference(op, a, b)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(BIG, st.integers(1, 1 << 40))
 def test_mod_of_negative_dividends_is_non_negative(a, b):
     assert eval_host_expr({"op": "mod", "args": [a, b]}, {}) == _reference("mod", a, b)
@@ -75,7 +76,7 @@ def _affine(text: str):
     return Parser(ctx, text).parse_attribute().data
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(st.integers(-(1 << 40), 1 << 40), st.integers(-(1 << 40), 1 << 40), st.integers(1, 999))
 def test_from_affine_agrees_with_the_map(m, n, c):
     amap = _affine(f"affine_map<()[s0, s1] -> (s0 ceildiv {c}, s1 floordiv {c}, "

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from coopdialect.context import make_context
 from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import InterpreterError, interpret_file, run_kernel
+from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = settings(max_examples=50, deadline=None)
+SETTINGS = settings(max_examples=scaled(25), deadline=None)
 DIMS = st.sampled_from([8, 16, 32])
 
 

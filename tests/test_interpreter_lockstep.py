@@ -18,6 +18,7 @@ from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import InterpreterError, lockstep, run_kernel
 from coopdialect.interpreter import coop as coop_impl
 from coopdialect.interpreter import kernel as kernel_mod
+from hypothesis_profiles import scaled
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "tools"))
 from race_soak import FIVE_LINE, soak  # noqa: E402
@@ -123,7 +124,7 @@ def tiles_reference(nsub, tiles, ksteps, op, a, b, c, s):
     return out.reshape(-1), (s * np.float32(3)).astype(np.float32)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=scaled(12), deadline=None)
 @given(nsub=st.sampled_from([1, 2, 4]), groups=st.integers(1, 3), ksteps=st.integers(1, 3),
        op=st.sampled_from(sorted(ELEMENTWISE)), scale=st.integers(0, 14),
        seed=st.integers(0, 2**16))

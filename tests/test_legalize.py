@@ -20,8 +20,9 @@ from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import run_kernel
 from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass, non_native_ops
 from coopdialect.targets import TargetError, get_target, load_target, shipped_targets
+from hypothesis_profiles import scaled
 
-SETTINGS = settings(max_examples=80, deadline=None)
+SETTINGS = settings(max_examples=scaled(20), deadline=None)
 
 # target spelling -> (MLIR type, numpy dtype)
 MLIR = {"f16": ("f16", np.float16), "bf16": ("bf16", ml_dtypes.bfloat16), "f32": ("f32", np.float32),
@@ -242,7 +243,7 @@ def padding_cases(draw):
         draw(st.booleans())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(15), deadline=None)
 @given(padding_cases(), st.integers(0, 2**31))
 def test_padding_preserves_interpreter_results(case, seed):
     """Non-multiple M×N×K on h200-vulkan: the same output buffer, bit for bit (the C buffer's

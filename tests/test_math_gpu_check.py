@@ -1,21 +1,18 @@
-"""tools/gpu/math_check.py without a GPU: every module it dispatches passes spirv-val (Vulkan cases)
-or ptxas (CUDA cases), as the GPU machine cannot check; and the whole check runs on the
+"""tests/gpu/test_gpu_math.py without a GPU: every module it dispatches passes spirv-val (Vulkan
+cases) or ptxas (CUDA cases), as the GPU machine cannot check; and every case runs on the
 interpreter as the device, which must be within half an ulp everywhere, while a device that
 returns wrong values fails it."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
+import math_cases as math_check
 import numpy as np
-
-from coopdialect import api
 from validators import ptxas, spirv_val
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-import math_check  # noqa: E402
+from coopdialect import api
 
 
 def test_vulkan_modules_pass_spirv_val(tmp_path: Path) -> None:
@@ -42,10 +39,15 @@ def test_cuda_modules_pass_ptxas(tmp_path: Path) -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_check_passes_on_the_interpreter(tmp_path: Path) -> None:
-    assert math_check.run(["interp"], 1024, tmp_path) == 0
-    text = (tmp_path / "math_check.txt").read_text()
-    assert "math_check: 48/48 cases within the documented bounds" in text
+def test_cases_pass_on_the_interpreter() -> None:
+    from coopdialect.runtime import open_device
+
+    cases = math_check.cases(["interp"])
+    with open_device("interp") as dev:
+        bad = [f"{c.name}: {line}" for c in cases for ok, line in [math_check.run_case(dev, c, 1024)]
+               if not ok]
+    assert not bad, "\n".join(bad)
+    assert len(cases) == 48
 
 
 def test_measure_fails_a_result_beyond_the_bound() -> None:

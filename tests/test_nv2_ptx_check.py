@@ -1,6 +1,7 @@
-"""tools/gpu/nv2_ptx_check.py without a GPU: the whole check through the real CudaDevice
+"""tests/gpu/test_gpu_nv2_ptx.py without a GPU: each of its cases through the real CudaDevice
 (lowering to PTX, launch description, cuModuleLoadData, uploads, kernel parameters,
-cuLaunchKernel, downloads) on a fake CUDA driver whose "GPU" is the interpreter.
+cuLaunchKernel, downloads) on a fake CUDA driver whose "GPU" is the interpreter, compared as
+the GPU test compares (tensor_cases.run_on, tensor_cases.mismatch).
 
 The fake's cuLaunchKernel reads the buffer addresses from kernelParams, takes the buffers' bytes
 from its memory and interprets the module as it stood just before convert-coop-to-ptx (after
@@ -9,32 +10,33 @@ wrong (inputs, grids, kernels, buffers, expected outputs) or the PTX lowering re
 not when the PTX computes wrong (that is the H200's job, and tests/test_nv2_ptx.py's
 simulator's). Every loaded PTX module is also assembled by ptxas (sm_90a, no output allowed).
 
-    NV2_CHECK_COUNT=60 python -m pytest tests/test_nv2_ptx_check.py   # the full 80 cases (~1 min)
+    NV2_CHECK_COUNT=60 python -m pytest tests/test_nv2_ptx_check.py   # all 80 cases (~1 min)
+
+By default `tensor_cases.cases("cuda", 5)`: the examples, 5 random cases (random_000..004, the
+GPU test's first five draws) and the decode cases (on other data than the GPU test's, which
+draws them after 60 random cases).
 """
 
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 from xdsl.traits import SymbolTable
 
+import tensor_cases
 from coopdialect.interpreter.common import numpy_dtype
 from coopdialect.interpreter.kernel import run_kernel as interpret
 from coopdialect.runtime import cuda as cuda_mod
 from coopdialect.runtime.device import lower
 from test_ptx_ptxas import _ptxas, find_ptxas
 from test_runtime import FakeDriver
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 class InterpretingDriver(FakeDriver):
     """FakeDriver whose modules are the coop IR that was lowered to them and whose kernels
@@ -80,16 +82,19 @@ class InterpretingDriver(FakeDriver):
         return (self.real.CUresult.CUDA_SUCCESS,)
 
 
-def _check_module():
-    spec = importlib.util.spec_from_file_location(
-        "nv2_ptx_check", ROOT / "tools" / "gpu" / "nv2_ptx_check.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["nv2_ptx_check"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+COUNT = int(os.environ.get("NV2_CHECK_COUNT", "5"))
+NAMES = tensor_cases.names("cuda", COUNT)
 
 
-def test_every_case_through_the_cuda_device(monkeypatch, tmp_path: Path) -> None:
+def test_the_cases_are_the_gpu_tests_first_draws() -> None:
+    assert len(NAMES) == 8 + COUNT + 12
+    assert NAMES == [n for n in tensor_cases.names("cuda")
+                     if not n.startswith("random_") or int(n[7:]) < COUNT]
+
+
+# one test per case, so that parallel workers share them out
+@pytest.mark.parametrize("name", NAMES)
+def test_case_through_the_cuda_device(monkeypatch, tmp_path: Path, name: str) -> None:
     from cuda.bindings import driver as real  # the [cuda] extra is a test dependency
 
     fake = InterpretingDriver(real, tmp_path)
@@ -100,13 +105,9 @@ def test_every_case_through_the_cuda_device(monkeypatch, tmp_path: Path) -> None
         return lower(module, pipeline, default)
 
     monkeypatch.setattr(cuda_mod, "lower", recording_lower)
-    check = _check_module()
-    count = int(os.environ.get("NV2_CHECK_COUNT", "5"))
-    status = check.run(count, [], tmp_path / "out", device=cuda_mod.CudaDevice())
-    text = (tmp_path / "out" / "nv2_ptx_check.txt").read_text()
-    n = 8 + count + 12
-    assert status == 0, text
-    assert f"correctness: {n}/{n} cases bit-exact vs the interpreter (device cuda)" in text
-    assert "by kind: example 8/8, random " f"{count}/{count}, decode 12/12" in text
-    assert fake.launches == n and len(fake.modules) == n
+    case = tensor_cases.cases("cuda", COUNT)[name]
+    with cuda_mod.CudaDevice() as dev:
+        why = tensor_cases.mismatch(case, tensor_cases.run_on(dev, case), "cuda")
+    assert why is None, f"{name} ({case.info or case.group}): {why}"
+    assert fake.launches == 1 and len(fake.modules) == 1
     assert not fake.bad_ptx, "\n".join(fake.bad_ptx)

@@ -28,6 +28,7 @@ from coopdialect.diagnostics import LocatingParser
 from coopdialect.dialects import coop, coop_async
 from coopdialect.interpreter import run_kernel
 from coopdialect.passes.pipeline_coop_loads import STAGES_ATTR, PipelineCoopLoadsPass
+from hypothesis_profiles import scaled
 
 # element type -> (accumulator type, numpy dtype, value range)
 TYPES = {
@@ -179,7 +180,7 @@ def run(text: str, p: dict, stages: int | None) -> tuple[list[np.ndarray], objec
     return [c], module
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernels())
 def test_pipelining_preserves_interpreter_results(p):
     text = kernel_text(p)

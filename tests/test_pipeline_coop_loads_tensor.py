@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import scaled
 
 from coopdialect.context import make_context
 from coopdialect.diagnostics import LocatingParser
@@ -130,7 +131,7 @@ def run(text: str, p: dict, stages: int | None):
     return c, module
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernels())
 def test_staging_tensor_loads_preserves_interpreter_results(p):
     text = kernel_text(p)

@@ -1,7 +1,7 @@
 """The coop interpreter agrees bit for bit with the independent numpy model of the PTX cases.
 
-tools/gpu/ptx_check.py takes the H200's expected outputs from the interpreter and checks them
-against the numpy model of tools/gpu/ptx_cases.py at build time; this guards that agreement in
+tests/gpu/test_gpu_ptx.py takes the GPU's expected outputs from the interpreter and checks them
+against the numpy model of tests/ptx_cases.py first; this guards that agreement in
 CI on a small sample of each kind: mma (every MMA_TYPES entry: f16/bf16/s8/u8, both accumulate
 types, SaturatingAccumulation), element-wise ops (float, signed, unsigned, scalar), conversions
 (float<->int both directions, narrowing, bitcast) and one wgmma (Workgroup-scope) GEMM.
@@ -14,7 +14,7 @@ import random
 import numpy as np
 import pytest
 
-from coopdialect.tools.gpu.ptx_cases import (CONVERSIONS, MMA_TYPES, ModelMismatch, check_model,
+from ptx_cases import (CONVERSIONS, MMA_TYPES, ModelMismatch, check_model,
                                              convert_case, elementwise_case, interpreter_outputs,
                                              mma_case, wgmma_case)
 

@@ -17,7 +17,7 @@ from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
 from coopdialect.ptx import PtxTarget, emit_ptx
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.printer import emit_to_string
-from coopdialect.tools.gpu.ptx_cases import ROOT
+from ptx_cases import ROOT
 
 S8 = IntegerType(8, Signedness.SIGNED)
 

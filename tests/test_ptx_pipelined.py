@@ -19,12 +19,9 @@ import pytest
 
 from coopdialect import api
 from coopdialect.ptx.launch import describe
+from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir
 from coopdialect.ptx.printer import emit_ptx
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-from gen_gemm_wg import gemm_wg_ir, sparse_gemm_wg_ir  # noqa: E402
-
-from test_ptx_ptxas import find_ptxas  # noqa: E402
+from validators import ptxas as find_ptxas
 
 
 def lower(ir: str, stages: int, extra: str = ""):

@@ -20,6 +20,7 @@ from coopdialect import api
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from validators import spirv_tool
+from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
@@ -81,7 +82,7 @@ def test_khr_gemm(tmp_path):
 
 
 def test_khr_gemm_push_constants(tmp_path):
-    module, name = raised(glslang("tools/gpu/testdata/coopmat_khr_f16_f32.comp", tmp_path))
+    module, name = raised(glslang("tests/data/coopmat_khr_f16_f32.comp", tmp_path))
     rng = np.random.default_rng(2)
     M, N, K = 32, 48, 32
     a, b = ints(rng, M * K, np.float16), ints(rng, K * N, np.float16)
@@ -108,7 +109,7 @@ def test_nv_loop_and_conversion(tmp_path):
 
 
 def test_scalar_shader_with_selection(tmp_path):
-    module, name = raised(glslang("tools/gpu/testdata/trivial.comp", tmp_path))
+    module, name = raised(glslang("tests/data/trivial.comp", tmp_path))
     rng = np.random.default_rng(4)
     n = 128
     a, b, o = ints(rng, n, np.float32), ints(rng, n, np.float32), np.zeros(n, np.float32)
@@ -201,7 +202,7 @@ func.func @k(%A: memref<512xf16>, %C: memref<1024xf32>) attributes {{coop.workgr
 """
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=scaled(5), deadline=None)
 @given(st.integers(0, 3), st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=3),
        st.sampled_from(sorted(_OPS)), st.sampled_from(sorted(_OPS)), st.booleans(), st.integers(0, 2**31))
 def test_lower_write_read_raise_preserves_results(trips, ops, then_op, else_op, uniform_if, seed):
@@ -219,7 +220,7 @@ def test_lower_write_read_raise_preserves_results(trips, ops, then_op, else_op, 
 def test_coop_run_interprets_glslang_output(tmp_path):
     """`coop-run shader.spv`: storage buffers and push constants from --input, D = A·B + C."""
     spv = tmp_path / "gemm.spv"
-    spv.write_bytes(glslang("tools/gpu/testdata/coopmat_khr_f16_f32.comp", tmp_path))
+    spv.write_bytes(glslang("tests/data/coopmat_khr_f16_f32.comp", tmp_path))
     rng = np.random.default_rng(7)
     M, N, K = 16, 32, 32
     arrays = [ints(rng, M * K, np.float16), ints(rng, K * N, np.float16), ints(rng, M * N, np.float32),

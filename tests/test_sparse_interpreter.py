@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from coopdialect import api
 from coopdialect.interpreter.common import InterpreterError
-from coopdialect.tools.gpu.sparse_cases import Variant, inputs, kernel_ir, type_combos
+from sparse_cases import Variant, inputs, kernel_ir, type_combos
+from hypothesis_profiles import scaled
 
 PAIRS = {0x4: (0, 1), 0x8: (0, 2), 0xC: (0, 3), 0x9: (1, 2), 0xD: (1, 3), 0xE: (2, 3)}
 
@@ -79,7 +80,7 @@ def _same(got, want) -> bool:
     return np.array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=scaled(20), deadline=None)
 @given(combo=st.sampled_from(type_combos()), n=st.sampled_from([8, 16, 24, 32, 48, 64]),
        steps=st.integers(1, 3), sel=st.integers(0, 1), scale_d=st.booleans(),
        neg=st.tuples(st.booleans(), st.booleans()), trans=st.tuples(st.booleans(), st.booleans()),
@@ -151,7 +152,7 @@ def test_invalid_tf32_metadata(bad: int) -> None:
                        [vals, meta, np.zeros(64, np.float32)], grid=(1, 1, 1))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=scaled(10), deadline=None)
 @given(seed=st.integers(0, 2**31), tf32=st.booleans())
 def test_compress_decompress_round_trip(seed: int, tf32: bool) -> None:
     """compress keeps the non-zeros in order (independent reference decompress restores them)."""

@@ -1,6 +1,6 @@
 """Every variant of `wgmma.mma_async.sp` that convert-coop-to-ptx emits goes through ptxas.
 
-Variants (tools/gpu/sparse_cases.py `ptxas_variants`): every (.atype, .btype, .dtype) of the
+Variants (tests/sparse_cases.py `ptxas_variants`): every (.atype, .btype, .dtype) of the
 instruction (f16->f16/f32, bf16, tf32, e4m3/e5m2 in all four mixes -> f16/f32, s8/u8 in all four
 mixes -> s32) x SS and RS x {plain, sp-sel 1 where it exists, scale-d 0, negation (floats) or
 .satfinite (integers), imm-trans-b / imm-trans-a (f16/bf16, SS only for A)} x three N per type
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from coopdialect import api
-from coopdialect.tools.gpu.sparse_cases import kernel_ir, ptxas_variants, type_combos
+from sparse_cases import kernel_ir, ptxas_variants, type_combos
 from validators import ptxas as find_ptxas
 
 
@@ -29,34 +28,28 @@ def _module(combo) -> tuple[str, list]:
     return api.compile_to_ptx(api.parse(text, f"{combo}")), vs
 
 
-def test_every_variant_assembles(tmp_path: Path) -> None:
-    ptxas = find_ptxas()
-    combos = type_combos()
-    assert len(combos) == 16
-    mods = [_module(c) for c in combos]
-    total = sum(len(vs) for _, vs in mods)
-    assert total >= 300
+def test_every_type_combination_is_a_variant() -> None:
+    assert len(type_combos()) == 16
+    assert len(ptxas_variants()) >= 300
+    assert {(v.at, v.bt, v.dt) for v in ptxas_variants()} == set(type_combos())
 
-    def check(i: int) -> str | None:
-        ptx, vs = mods[i]
-        assert ptx.count("wgmma.mma_async.sp.sync.aligned") >= len(vs)
-        path = tmp_path / f"m{i}.ptx"
-        path.write_text(ptx)
-        r = subprocess.run([ptxas, "-arch=sm_90a", str(path), "-o", os.devnull],
-                           capture_output=True, text=True)
-        out = (r.stdout + r.stderr).strip()
-        if r.returncode or out:
-            return f"{combos[i]}: rc={r.returncode}: {out[:2000]}"
-        return None
 
-    with ThreadPoolExecutor(2) as ex:
-        errors = [e for e in ex.map(check, range(len(mods))) if e]
-    assert not errors, "\n".join(errors)
+# one test per type combination, so that parallel workers share them out
+@pytest.mark.parametrize("combo", type_combos(), ids="-".join)
+def test_every_variant_assembles(tmp_path: Path, combo) -> None:
+    ptx, vs = _module(combo)
+    assert ptx.count("wgmma.mma_async.sp.sync.aligned") >= len(vs)
+    path = tmp_path / "m.ptx"
+    path.write_text(ptx)
+    r = subprocess.run([find_ptxas(), "-arch=sm_90a", str(path), "-o", os.devnull],
+                       capture_output=True, text=True)
+    out = (r.stdout + r.stderr).strip()
+    assert r.returncode == 0 and not out, f"{combo}: rc={r.returncode}: {out[:2000]}"
 
 
 def test_versions() -> None:
     """.version 8.2 for wgmma.sp; 8.4 for the .s8.u8 / .u8.s8 mixes (PTX ISA notes)."""
-    from coopdialect.tools.gpu.sparse_cases import Variant
+    from sparse_cases import Variant
     ptx = api.compile_to_ptx(api.parse(kernel_ir(Variant("s8", "s8", "s32")), "x"))
     assert ".version 8.2" in ptx and ".target sm_90a" in ptx
     ptx = api.compile_to_ptx(api.parse(kernel_ir(Variant("s8", "u8", "s32")), "x"))
@@ -67,6 +60,6 @@ def test_versions() -> None:
 def test_target_gate(target: str) -> None:
     from xdsl.utils.exceptions import DiagnosticException
 
-    from coopdialect.tools.gpu.sparse_cases import Variant
+    from sparse_cases import Variant
     with pytest.raises(DiagnosticException, match="sm_90a"):
         api.compile_to_ptx(api.parse(kernel_ir(Variant("f16", "f16", "f32")), "x"), target)

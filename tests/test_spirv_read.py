@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis_profiles import scaled
 
 from coopdialect.spirv.errors import SpirvEmitError, SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS
@@ -78,7 +79,7 @@ def coop_type(text: str, elem: str, rows: int, cols: int, use: int) -> str:
 
 
 def test_entry_point_name_and_function_name_are_both_kept(tmp_path):
-    text = dis(glslang("tools/gpu/testdata/trivial.comp", tmp_path), tmp_path)
+    text = dis(glslang("tests/data/trivial.comp", tmp_path), tmp_path)
     renamed = asm(sub(text, r'OpName %main "main"', 'OpName %main "entry"'), tmp_path)
     out = dis(serialize(deserialize(renamed)), tmp_path)
     assert re.search(r'OpEntryPoint GLCompute %entry "main"', out), out
@@ -221,7 +222,7 @@ def test_coop_opt_reads_spv(tmp_path):
 # -- corrupt binaries ----------------------------------------------------------------------------
 
 FUZZ_SOURCES = ["tests/data/coopmat_khr.comp", "tests/data/coopmat2_tensor_ops.comp",
-                "tests/data/coopmat_nv_length.comp", "tools/gpu/testdata/trivial.comp"]
+                "tests/data/coopmat_nv_length.comp", "tests/data/trivial.comp"]
 
 
 def mutants(data: bytes, rng: random.Random, n: int):
@@ -273,6 +274,7 @@ def fuzz(tmp_path: Path, per_source: int, seed: int = 14) -> dict[str, int]:
 
 
 def test_corrupt_binaries_fail_with_one_line(tmp_path):
-    counts = fuzz(tmp_path, per_source=60)
-    assert counts["mutants"] == 240 and counts["refused"] + counts["read_and_valid"] == 240
+    n = 4 * scaled(30)  # 4 sources (hypothesis_profiles: 300 mutants each in the long profile)
+    counts = fuzz(tmp_path, per_source=scaled(30))
+    assert counts["mutants"] == n and counts["refused"] + counts["read_and_valid"] == n
     assert counts["read_and_valid"] > 0  # some mutants (in unused words, names) are still valid modules

@@ -1,14 +1,13 @@
-"""tools/gpu/spirv_read_check.py without a GPU: the glslang binaries it ships to the GPU machine
-are what glslang makes of the shaders today, they and their rewrites pass spirv-val, and the
-check itself passes with the interpreter (on the raised binaries) standing in for Vulkan."""
+"""tests/gpu/test_gpu_spirv_read.py without a GPU: the glslang binaries it ships to the GPU
+machine are what glslang makes of the shaders today, they and their rewrites pass spirv-val, and
+its cases pass with the interpreter (on the raised binaries) standing in for Vulkan."""
 
 from __future__ import annotations
 
 import inspect
-import sys
-from pathlib import Path
 
 import numpy as np
+import spirv_read_cases as check
 from validators import spirv_tool, spirv_val
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, IntegerType, MemRefType, ModuleOp
@@ -16,34 +15,25 @@ from xdsl.dialects.builtin import Float32Type, IntegerType, MemRefType, ModuleOp
 from coopdialect import api
 from coopdialect.spirv.reader import deserialize
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "gpu"))
-import spirv_read_check as check  # noqa: E402
-
 
 def test_committed_glslang_binaries_are_up_to_date_and_valid(tmp_path):
     for name, (src, _) in check.CASES.items():
         fresh = check.compile_glslang(src, tmp_path / f"{name}.spv", spirv_tool("glslangValidator"))
         assert check.binary_path(src).read_bytes() == fresh, (
             f"{check.binary_path(src)} is not glslang's binary of {src}: "
-            "run `python tools/gpu/spirv_read_check.py --regen`")
+            "run `python tests/spirv_read_cases.py --regen`")
         spirv_val(fresh, tmp_path, f"{name}_glslang.spv")
         spirv_val(check.rewrite(fresh, src), tmp_path, f"{name}_rewrite.spv")
 
 
 class InterpreterContext:
-    """VulkanContext's surface that the check uses; a dispatch raises the binary
+    """VulkanContext's surface that the cases use; a dispatch raises the binary
     (raise-spirv-to-coop) and interprets it, push constants becoming the kernel's trailing
     scalar arguments (4-byte members in declaration order, as std430 lays them out)."""
 
-    dispatches: list = []
-
-    def __init__(self, validation=None):
-        pass
-
-    rows: list = []  # the VkCooperativeMatrixPropertiesKHR table the stand-in reports
-
-    def device_info(self):
-        return {"name": "interpreter", "driver_version": "-", "api_version": "-"}
+    def __init__(self, rows: list[dict]):
+        self.dispatches = []
+        self.rows = rows  # the VkCooperativeMatrixPropertiesKHR table the stand-in reports
 
     def cooperative_matrix_properties(self):
         return self.rows
@@ -64,36 +54,36 @@ class InterpreterContext:
         self.dispatches.append((entry, grid, push_constants))
         return args[:len(buffers)]
 
-    def close(self):
-        pass
+
+def _rows_of_every_mul_add() -> list[dict]:
+    """A table listing every multiply-add the shaders use (the interpreter implements them all)."""
+    return [m for src, _ in check.CASES.values()
+            for m in check.mul_adds(check.binary_path(src).read_bytes())]
 
 
-def test_check_passes_with_the_interpreter_as_the_device(monkeypatch, tmp_path):
+def test_cases_pass_with_the_interpreter_as_the_device():
     from coopdialect.runtime import vulkan_ctypes
 
     real = inspect.signature(vulkan_ctypes.VulkanContext.run_compute).parameters
     assert {"entry", "push_constants"} <= set(real)  # the stand-in's surface is the real one's
-    assert all(hasattr(vulkan_ctypes.VulkanContext, n) for n in ("device_info", "close"))
-    monkeypatch.setattr(vulkan_ctypes, "VulkanContext", InterpreterContext)
-    InterpreterContext.dispatches = []
-    # the interpreter implements every multiply-add the shaders use
-    InterpreterContext.rows = [m for src, _ in check.CASES.values() for m in check.mul_adds(
-        check.binary_path(src).read_bytes())]
-    assert check.main(["--out", str(tmp_path)]) == 0
-    lines = (tmp_path / "spirv_read_check.txt").read_text().splitlines()
-    assert lines[1:-1] == [f"[PASS] {n}: rewrite == glslang's binary: True; both == numpy model: True"
-                           for n in check.CASES]
-    assert lines[-1].startswith("5/5 cases")
-    assert len(InterpreterContext.dispatches) == 2 * len(check.CASES)
-    assert InterpreterContext.dispatches[0] == ("main", (4, 4, 1), np.array([64] * 3, np.uint32).tobytes())
+    assert hasattr(vulkan_ctypes.VulkanContext, "cooperative_matrix_properties")
+    ctx = InterpreterContext(_rows_of_every_mul_add())
+    names = []
+    for name, theirs, ours, inputs, expected, grid, push in check.prepared():
+        undefined = check.undefined_buffers(name, theirs, ctx.cooperative_matrix_properties())
+        assert undefined == set()
+        got = check.dispatch(ctx, theirs, ours, inputs, grid, push)
+        assert check.verdict(got, expected, undefined) is None, (name, check.verdict(got, expected))
+        names.append(name)
+    assert names == list(check.CASES)
+    assert len(ctx.dispatches) == 2 * len(check.CASES)
+    assert ctx.dispatches[0] == ("main", (4, 4, 1), np.array([64] * 3, np.uint32).tobytes())
 
 
-def test_a_multiply_add_the_device_does_not_list_is_not_held_to_the_model(monkeypatch, tmp_path):
+def test_a_multiply_add_the_device_does_not_list_is_not_held_to_the_model():
     """With the H200's table (s8 only at 16x16x32 and 16x8x32, nothing saturating), gemm_select's
-    s8 16x16x16 SaturatingAccumulation MulAdd has no row: its buffer is reported as undefined
-    there, the rest still compared. The table below is the one docs/spirv-reader.md quotes."""
-    from coopdialect.runtime import vulkan_ctypes
-
+    s8 16x16x16 SaturatingAccumulation MulAdd has no row: its buffer is undefined there, the
+    rest still compared. The table below is the one docs/spirv-reader.md quotes."""
     rows = []
     for m, n, k, ab, cr in [(16, 16, 16, "f16", "f16"), (16, 8, 16, "f16", "f16"), (16, 8, 8, "f16", "f16"),
                             (16, 16, 16, "f16", "f32"), (16, 8, 16, "f16", "f32"), (16, 8, 8, "f16", "f32"),
@@ -101,17 +91,32 @@ def test_a_multiply_add_the_device_does_not_list_is_not_held_to_the_model(monkey
                             (16, 8, 32, "s8", "s32"), (16, 16, 16, "bf16", "f32")]:
         rows.append(dict(M=m, N=n, K=k, A=ab, B=ab, C=cr, Result=cr, saturatingAccumulation=False,
                          scope="subgroup"))
-    (select,) = [m for m in check.mul_adds(check.binary_path("tests/data/raise_gemm_select.comp").read_bytes())
-                 if m["A"] == "s8"]
+    select_spv = check.binary_path("tests/data/raise_gemm_select.comp").read_bytes()
+    (select,) = [m for m in check.mul_adds(select_spv) if m["A"] == "s8"]
     assert select == dict(M=16, N=16, K=16, A="s8", B="s8", C="s32", Result="s32", saturatingAccumulation=True,
                           scope="subgroup")
-    monkeypatch.setattr(vulkan_ctypes, "VulkanContext", InterpreterContext)
-    InterpreterContext.dispatches = []
-    InterpreterContext.rows = rows
-    assert check.main(["--out", str(tmp_path)]) == 0
-    lines = (tmp_path / "spirv_read_check.txt").read_text().splitlines()
-    (line,) = [ln for ln in lines if "gemm_select" in ln]
-    assert line.startswith("[PASS] gemm_select: rewrite == glslang's binary: True; both == numpy model: True; "
-                           "no VkCooperativeMatrixPropertiesKHR row for the MulAdd"), line
-    assert "buffers [4] undefined here, equal to the model anyway: True" in line
-    assert sum("no VkCooperativeMatrixPropertiesKHR row" in ln for ln in lines) == 1
+    assert check.missing_rows(select_spv, rows) == [select]
+    undefined = {name: check.undefined_buffers(name, check.binary_path(src).read_bytes(), rows)
+                 for name, (src, _) in check.CASES.items()}
+    assert undefined == {n: ({4} if n == "gemm_select" else set()) for n in check.CASES}
+    ctx = InterpreterContext(rows)
+    for name, theirs, ours, inputs, expected, grid, push in check.prepared():
+        if name == "gemm_select":
+            got = check.dispatch(ctx, theirs, ours, inputs, grid, push)
+            assert check.verdict(got, expected, undefined[name]) is None
+            wrong = {"glslang": list(got["glslang"]), "rewrite": list(got["rewrite"])}
+            for w in wrong:  # the undefined buffer is not held to the model; the others are
+                wrong[w][4] = wrong[w][4] + 1
+            assert check.verdict(wrong, expected, {4}) is None
+            assert check.verdict(wrong, expected) == ("glslang != numpy model in buffer 4; "
+                                                      "rewrite != numpy model in buffer 4")
+            wrong["rewrite"][2] = wrong["rewrite"][2] + 1
+            assert "rewrite != glslang in buffer 2" in check.verdict(wrong, expected, {4})
+
+
+def test_verdict_names_what_differs():
+    got = {"glslang": [np.zeros(4, np.float32), np.ones(2, np.float32)],
+           "rewrite": [np.zeros(4, np.float32), np.array([1, -0.0], np.float32)]}
+    assert check.verdict(got, {1: np.ones(2, np.float32)}) == (
+        "rewrite != glslang in buffer 1; rewrite != numpy model in buffer 1")
+    assert check.verdict(got, {0: np.zeros(4, np.float32)}) is None

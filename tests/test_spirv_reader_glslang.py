@@ -25,8 +25,8 @@ SHADERS = [
     "tests/data/coopmat_khr_loop.comp",       # KHR loop, element-wise ops, conversions, call, spec constant
     "tests/data/coopmat_nv.comp",             # GL_NV_cooperative_matrix
     "tests/data/coopmat2_nv.comp",            # GL_NV_cooperative_matrix2: tensor layout/view, reduce, per-element
-    "tools/gpu/testdata/coopmat_khr_f16_f32.comp",  # readonly / writeonly buffers, push constants
-    "tools/gpu/testdata/trivial.comp",
+    "tests/data/coopmat_khr_f16_f32.comp",  # readonly / writeonly buffers, push constants
+    "tests/data/trivial.comp",
     "tests/data/coopmat2_tensor_ops.comp",    # every other coopmat2 / tensor-addressing builtin, DecodeFunc
     "tests/data/coopmat_nv_length.comp",      # NV length() as OpSpecConstantOp, integer NV matrices
     "tests/data/coopmat_khr_int.comp",        # KHR integer MulAdd, length(), OpExecutionModeId

@@ -26,6 +26,8 @@ from coopdialect.context import make_context
 from coopdialect.diagnostics import LocatingParser
 from coopdialect.interpreter import InterpreterError, run_kernel
 from coopdialect.interpreter.common import numpy_dtype
+from coopdialect.interpreter.sparse_mma import compress
+from coopdialect.kernels.sparse_gemm import random_sparse_24
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -103,11 +105,9 @@ def cases() -> list[tuple[str, object, str, tuple[int, int, int], list[np.ndarra
         module = _parse(open(path).read(), path)
         k = _kernel(module, wanted)
         inputs = small_integer_buffers(k, 100 + i)
-        if "sparse" in name:  # valid 2:4 values and metadata, as tools/gpu/sparse_check.py
-            sys.path.insert(0, os.path.join(ROOT, "tools", "gpu"))
-            from sparse_check import _sparse_a, compress_24  # noqa: PLC0415
-
-            inputs[0], inputs[1] = compress_24(_sparse_a(np.random.default_rng(5), 256, 256))
+        if "sparse" in name:  # valid 2:4 values and metadata
+            dense = random_sparse_24(np.random.default_rng(5), 256, 256)
+            inputs[0], inputs[1] = compress(None, dense, 4)
         out.append((f"{name}:{k.sym_name.data}", module, k.sym_name.data, grid, inputs))
     return out
 

@@ -2,8 +2,11 @@
 # README command (2): install everything the tests need on a fresh machine, then run every test.
 #
 #   bash tools/test.sh            # venv + packages + Khronos tools, then lit (FileCheck) and pytest
+#                                 # (every test but the GPU tests of tests/gpu/, marker `gpu`)
+#   bash tools/test.sh -k ptxas   # arguments go to pytest (lit runs every test)
+#   HYPOTHESIS_PROFILE=long bash tools/test.sh   # ten times the property-test examples
 #
-# What it installs: a virtual environment in .venv with coopdialect, its test extras (among them
+# What it installs: a virtual environment in .venv with coopdialect, its test extras (pytest-xdist,
 # NVIDIA's nvdisasm wheel, for the SASS checks of tests/sass_check.py) and the [cuda] extra (cuda-bindings: the CUDA runner's no-driver path is tested against it), and
 # SPIRV-Tools/glslang/SPIRV-Headers from Debian forky (tools/install_spirv_tools.sh). ptxas must
 # be on PATH or at /usr/local/bin/ptxas (CUDA); a missing validator makes the suite fail.
@@ -23,7 +26,19 @@ export SPIRV_TOOLS_CACHE=$(dirname "$bin")
 if ! command -v ptxas >/dev/null && [[ -x /usr/local/bin/ptxas ]]; then export PATH="$PATH:/usr/local/bin"; fi
 command -v ptxas >/dev/null || { echo "error: ptxas (CUDA) not found on PATH or at /usr/local/bin" >&2; exit 1; }
 
-echo "== FileCheck tests (lit)"
-.venv/bin/lit -q tests/filecheck
+# lit and pytest run side by side (both spread over the CPUs: lit's workers, pytest-xdist's
+# `-n auto` with worksteal, idle workers taking queued tests), so neither's last slow test leaves
+# a CPU idle; lit's report follows pytest's. The gpu-marked tests (tests/gpu/) need a GPU:
+# docs/runtime.md, "On a GPU".
+lit_log=$(mktemp)
+trap 'rm -f "$lit_log"' EXIT
+.venv/bin/lit -q tests/filecheck >"$lit_log" 2>&1 &
+lit_pid=$!
 echo "== pytest"
-.venv/bin/python -m pytest tests -p no:cacheprovider "$@"
+pytest_rc=0
+.venv/bin/python -m pytest tests -p no:cacheprovider -m "not gpu" -n auto --dist worksteal "$@" || pytest_rc=$?
+lit_rc=0
+wait "$lit_pid" || lit_rc=$?
+echo "== FileCheck tests (lit): $([[ $lit_rc == 0 ]] && echo passed || echo FAILED)"
+cat "$lit_log"
+exit $(( pytest_rc != 0 ? pytest_rc : lit_rc ))

@@ -78,6 +78,48 @@ def _check_elements(t: MemRefType, what: str) -> None:
                               f"{t.element_type}")
 
 
+def _check_copy(op: Operation, st: MemRefType, dt: MemRefType, rows: int, cols: int) -> None:
+    """The rules every asynchronous copy follows (its docstring): a positive box, a Workgroup
+    destination, a kernel argument in global memory as source, equal numerical element types."""
+    if rows <= 0 or cols <= 0:
+        raise VerifyException(f"rows and cols must be > 0, got rows {rows}, cols {cols}")
+    if not is_workgroup(dt):
+        raise VerifyException(
+            f"the destination must be a memref in #coop.storage_class<Workgroup> memory, got {dt}")
+    if not isinstance(st.memory_space, NoneAttr) and st.memory_space != StorageClassAttr(
+            StorageClass.StorageBuffer):
+        raise VerifyException(
+            f"the source must be global memory (a kernel argument, StorageBuffer), got {st}")
+    f = _enclosing_func(op)
+    source = op.operands[0]
+    if not (isinstance(source, BlockArgument) and f is not None and source.owner is f.body.block):
+        raise VerifyException("the source must be a kernel argument (an argument of the "
+                              "enclosing func.func)")
+    if st.element_type != dt.element_type:
+        raise VerifyException(f"the source and destination element types must be equal, got "
+                              f"{st.element_type} and {dt.element_type}")
+    _check_elements(st, "the source")
+
+
+def _check_box(what: str, mem: MemRefType, off: SSAValue, stride: SSAValue, rows: int,
+               cols: int) -> None:
+    """Constant offset and stride >= 0, and a constant box inside a static memref."""
+    o, s = constant_int(off), constant_int(stride)
+    if s is not None and s < 0:
+        raise VerifyException(f"the {what} stride must be >= 0, got {s}")
+    if o is not None and o < 0:
+        raise VerifyException(f"the {what} offset must be >= 0, got {o}")
+    if o is not None and s is not None and mem.has_static_shape():
+        size = 1
+        for d in mem.get_shape():
+            size *= d
+        last = o + (rows - 1) * s + cols - 1
+        if last >= size:
+            raise VerifyException(
+                f"the {rows}x{cols} box reaches element {last} of the {what}, which has "
+                f"{size} elements (offset {o}, stride {s})")
+
+
 @irdl_op_definition
 class AllocWorkgroupOp(IRDLOperation):
     """A buffer in workgroup memory, one per workgroup (zero-filled in the interpreter).
@@ -199,42 +241,11 @@ class AsyncCopyOp(IRDLOperation):
         st, dt = self.source.type, self.destination.type
         assert isinstance(st, MemRefType) and isinstance(dt, MemRefType)
         rows, cols = self.box
-        if rows <= 0 or cols <= 0:
-            raise VerifyException(f"rows and cols must be > 0, got rows {rows}, cols {cols}")
-        if not is_workgroup(dt):
-            raise VerifyException(
-                f"the destination must be a memref in #coop.storage_class<Workgroup> memory, got "
-                f"{dt}")
-        if not isinstance(st.memory_space, NoneAttr) and st.memory_space != StorageClassAttr(
-                StorageClass.StorageBuffer):
-            raise VerifyException(
-                f"the source must be global memory (a kernel argument, StorageBuffer), got {st}")
-        f = _enclosing_func(self)
-        if not (isinstance(self.source, BlockArgument) and f is not None
-                and self.source.owner is f.body.block):
-            raise VerifyException("the source must be a kernel argument (an argument of the "
-                                  "enclosing func.func)")
-        if st.element_type != dt.element_type:
-            raise VerifyException(f"the source and destination element types must be equal, got "
-                                  f"{st.element_type} and {dt.element_type}")
-        _check_elements(st, "the source")
+        _check_copy(self, st, dt, rows, cols)
         for what, mem, off, stride in (
                 ("source", st, self.source_offset, self.source_stride),
                 ("destination", dt, self.destination_offset, self.destination_stride)):
-            o, s = constant_int(off), constant_int(stride)
-            if s is not None and s < 0:
-                raise VerifyException(f"the {what} stride must be >= 0, got {s}")
-            if o is not None and o < 0:
-                raise VerifyException(f"the {what} offset must be >= 0, got {o}")
-            if o is not None and s is not None and mem.has_static_shape():
-                size = 1
-                for d in mem.get_shape():
-                    size *= d
-                last = o + (rows - 1) * s + cols - 1
-                if last >= size:
-                    raise VerifyException(
-                        f"the {rows}x{cols} box reaches element {last} of the {what}, which has "
-                        f"{size} elements (offset {o}, stride {s})")
+            _check_box(what, mem, off, stride, rows, cols)
 
 
 @irdl_op_definition
@@ -343,39 +354,9 @@ class AsyncCopyTensorOp(IRDLOperation):
             raise VerifyException(f"the layout must be a !tensor_addr.layout, got "
                                   f"{self.layout.type}")
         rows, cols = self.box
-        if rows <= 0 or cols <= 0:
-            raise VerifyException(f"rows and cols must be > 0, got rows {rows}, cols {cols}")
-        if not is_workgroup(dt):
-            raise VerifyException(
-                f"the destination must be a memref in #coop.storage_class<Workgroup> memory, got "
-                f"{dt}")
-        if not isinstance(st.memory_space, NoneAttr) and st.memory_space != StorageClassAttr(
-                StorageClass.StorageBuffer):
-            raise VerifyException(
-                f"the source must be global memory (a kernel argument, StorageBuffer), got {st}")
-        f = _enclosing_func(self)
-        if not (isinstance(self.source, BlockArgument) and f is not None
-                and self.source.owner is f.body.block):
-            raise VerifyException("the source must be a kernel argument (an argument of the "
-                                  "enclosing func.func)")
-        if st.element_type != dt.element_type:
-            raise VerifyException(f"the source and destination element types must be equal, got "
-                                  f"{st.element_type} and {dt.element_type}")
-        _check_elements(st, "the source")
-        o, s = constant_int(self.destination_offset), constant_int(self.destination_stride)
-        if s is not None and s < 0:
-            raise VerifyException(f"the destination stride must be >= 0, got {s}")
-        if o is not None and o < 0:
-            raise VerifyException(f"the destination offset must be >= 0, got {o}")
-        if o is not None and s is not None:
-            size = 1
-            for d in dt.get_shape():
-                size *= d
-            last = o + (rows - 1) * s + cols - 1
-            if last >= size:
-                raise VerifyException(
-                    f"the {rows}x{cols} box reaches element {last} of the destination, which has "
-                    f"{size} elements (offset {o}, stride {s})")
+        _check_copy(self, st, dt, rows, cols)
+        _check_box("destination", dt, self.destination_offset, self.destination_stride, rows,
+                   cols)
 
 
 @irdl_op_definition

@@ -191,6 +191,27 @@ class CoopArithFunctions(InterpreterFunctions):
     def run_divui(self, interpreter, op, args):
         return self._divide(interpreter, op, args, False, False)
 
+    @impl(arith.CeilDivUIOp)
+    def run_ceildivui(self, interpreter, op, args):
+        return self._rounded(interpreter, op, args, False, ceil=True)
+
+    @impl(arith.CeilDivSIOp)
+    def run_ceildivsi(self, interpreter, op, args):
+        return self._rounded(interpreter, op, args, True, ceil=True)
+
+    @impl(arith.FloorDivSIOp)
+    def run_floordivsi(self, interpreter, op, args):
+        return self._rounded(interpreter, op, args, True, ceil=False)
+
+    def _rounded(self, interpreter, op, args, signed: bool, ceil: bool):
+        """MLIR's ceildivui / ceildivsi / floordivsi: the exact quotient rounded up (down)."""
+        bits = _width(interpreter, op.results[0].type)
+        x, y = (_ints(a, bits, signed) for a in args)
+        if np.any(y == 0):
+            raise fail(op, "division by zero (undefined behavior)")
+        q = -((-x) // y) if ceil else x // y  # exact Python-style floor on the int64 lanes
+        return (_int_result(q, bits, any(is_lanes(a) for a in args)),)
+
     @impl(arith.RemSIOp)
     def run_remsi(self, interpreter, op, args):
         return self._divide(interpreter, op, args, True, True)

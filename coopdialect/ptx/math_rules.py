@@ -5,7 +5,7 @@ and returns the result register: the op rules below use it for scalars in kernel
 functions that per_element_op / reduce / DecodeFunc inline, and another lowering can apply it to
 each register of a fragment (an epilogue over the accumulators, say). What it emits, with the
 bound of each instruction from the PTX ISA (9.7.3 "Floating Point Instructions") and the bound
-of each sequence (docs/math.md has the table, tools/gpu/math_check.py measures them):
+of each sequence (docs/math.md has the table, tests/gpu/test_gpu_math.py measures them):
 
 * f32: exp2 `ex2.approx.f32` (2 ulp from the correctly rounded result, full range, subnormals
   kept); exp `ex2.approx.f32` of x*log2(e) split exactly into hi + lo (`mul.rn`, two `fma.rn`),

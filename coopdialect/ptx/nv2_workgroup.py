@@ -41,6 +41,7 @@ from coopdialect.dialects.coop import Scope, Use
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Aff, Arith
+from coopdialect.ptx.box_access import load_box, plain_box, store_box
 from coopdialect.ptx.kernel_lowering import RULES, Frag, KernelLowering, op_error, rule
 from coopdialect.ptx.tensor_rules import (_check_store_blocks, address, element_address, load_elements,
                                           store_elements)
@@ -80,7 +81,9 @@ def _warpgroup(lw: KernelLowering, n: int) -> Aff:
     return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
 
 
-def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
+def _check_acc(lw: KernelLowering, op, t: coop.MatrixType, mma: bool = False) -> int:
+    """Threads of the workgroup; CoopError unless `t` is an accumulator this layout holds (one
+    element per register: f32 for a wgmma product (`mma`), any 8- to 32-bit type otherwise)."""
     n = _threads(lw, op)
     wgs = n // 128
     if t.use_value != Use.MatrixAcc or t.rows != 64 * wgs or t.columns % 8 or \
@@ -88,8 +91,12 @@ def _check_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
         raise op_error(op, f"workgroup-scope {t.use_value.value if t.use_value else 'NV'} "
                            f"{t.rows}x{t.columns} with {wgs} warpgroup(s): the accumulator must "
                            f"be {64 * wgs}xN (64 rows per warpgroup, N = 8..256, multiple of 8)")
-    if not isinstance(t.element_type, Float32Type):
-        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: only f32 is lowered")
+    if mma and not isinstance(t.element_type, Float32Type):
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: wgmma products "
+                           "accumulate in f32")
+    if coop.bit_width(t.element_type) > 32:
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: 8- to 32-bit elements "
+                           "are lowered")
     return n
 
 
@@ -173,8 +180,11 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
     if t.use_value == Use.MatrixAcc:
         pos = acc_positions(lw, op, t)
         lw.comment(f"{op.name} -> {t.rows}x{t.columns} workgroup accumulator")
-        regs = load_elements(lw, op, buf, layout, view, pos, t.columns,
-                             list(lw.vmap[op.object].regs), t.element_type)
+        obj = list(lw.vmap[op.object].regs)
+        if view is None and op.decode_func is None and plain_box(layout, t.rows, t.columns, True):
+            regs = load_box(lw, buf, layout, t, pos, obj)
+        else:
+            regs = load_elements(lw, op, buf, layout, view, pos, t.columns, obj, t.element_type)
         lw.vmap[op.result] = Frag(t, regs)
         return
     n = _threads(lw, op)
@@ -323,6 +333,8 @@ def store_tensor_workgroup(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:
     _check_store_blocks(op, layout)
     view = lw.vmap[op.view] if op.view is not None else None
     pos = acc_positions(lw, op, t)
+    if view is None and plain_box(layout, t.rows, t.columns):
+        return store_box(lw, op, buf, layout, t, pos, list(lw.vmap[op.object].regs))
     lw.comment(f"{op.name} {t.rows}x{t.columns} workgroup accumulator, clamp "
                f"{layout.mode.value}{', view' if view else ''}")
     store_elements(lw, op, buf, layout, view, pos, t.columns, list(lw.vmap[op.object].regs))
@@ -342,8 +354,8 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     if not (isinstance(a, StagedTile) and isinstance(b, StagedTile)):
         raise op_error(op, "workgroup-scope A and B must both come from coop.load_tensor")
     ta, tb, tc = op.a.type, op.b.type, op.c.type
-    n = _check_acc(lw, op, tc)
-    _check_acc(lw, op, op.result.type)
+    n = _check_acc(lw, op, tc, mma=True)
+    _check_acc(lw, op, op.result.type, mma=True)
     if type(ta.element_type) is not type(tb.element_type):
         raise op_error(op, "wgmma needs A and B of the same type")
     if op.operand_flags:

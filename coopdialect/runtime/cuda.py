@@ -23,7 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from coopdialect.runtime.cuda_params import encode_args, param_bytes, parse_launch
+from coopdialect.runtime.cuda_params import (encode_args, param_bytes, parse_launch, repack_plan,
+                                             repacked)
 from coopdialect.runtime.device import Device, DeviceError, Program, lower
 
 
@@ -49,6 +50,7 @@ class CudaDevice(Device):
     def __init__(self, ordinal: int = 0):
         self.cu = cu = _driver()
         self._modules, self._allocs, self.ctx = [], [], None
+        self._scratch: dict[tuple[int, int], object] = {}  # repack buffers (_repack)
         try:
             (err,) = cu.cuInit(0)
         except Exception as e:  # noqa: BLE001 - cuda-pathfinder raises when libcuda is absent
@@ -94,7 +96,7 @@ class CudaDevice(Device):
 
     def load(self, ptx_text: str, description: dict) -> Program:
         """Load PTX text (driver JIT) whose kernels `description` (a PTX launch description)
-        describes; for PTX built elsewhere (tools/gpu checks ship PTX + description)."""
+        describes; for PTX built elsewhere (a benchmark ships PTX + description)."""
         launches = parse_launch(description)
         mod = self._call("cuModuleLoadData", ptx_text.encode() + b"\0")
         self._modules.append(mod)
@@ -128,17 +130,27 @@ class CudaDevice(Device):
 
     def time(self, program: Program, kernel: str, args: Sequence[object],
              grid: tuple[int, int, int], reps: int) -> list[float]:
-        self.launch(program, kernel, args, grid)  # warm-up
+        return self.time_launches([(program, kernel, args, grid)], reps)
+
+    def time_launches(self, launches: Sequence[tuple[Program, str, Sequence[object],
+                                                     tuple[int, int, int]]],
+                      reps: int) -> list[float]:
+        """Seconds of each of `reps` runs of the launches (program, kernel, args, grid) one
+        after the other on the device's stream (a split-K product and its reduction, say),
+        after one warm-up run; a run includes the copies a misaligned tensor map needs."""
+        for launch in launches:  # warm-up
+            self.launch(*launch)
         # the parameters (tensor maps encoded on the host) are built once, outside the timed
-        # region: only the launch itself lies between the two events
-        prepared = self._prepare(program, kernel, args, grid)
+        # region: only the launches themselves lie between the two events
+        prepared = [self._prepare(*launch) for launch in launches]
         start = self._call("cuEventCreate", 0)
         end = self._call("cuEventCreate", 0)
         out = []
         try:
             for _ in range(reps):
                 self._call("cuEventRecord", start, self.stream)
-                self._enqueue(*prepared)
+                for p in prepared:
+                    self._enqueue(*p)
                 self._call("cuEventRecord", end, self.stream)
                 self._call("cuEventSynchronize", end)
                 out.append(self._call("cuEventElapsedTime", start, end) * 1e-3)
@@ -151,9 +163,11 @@ class CudaDevice(Device):
                 grid: tuple[int, int, int]) -> None:
         self._enqueue(*self._prepare(program, kernel, args, grid))
 
-    def _enqueue(self, fn, grid, block, shared, array, holders) -> None:
+    def _enqueue(self, fn, grid, block, shared, array, holders, copies=()) -> None:
         # `holders` (the parameter bytes `array` points into) are alive until the call returns;
         # cuLaunchKernel copies the parameters
+        for desc in copies:  # operands repacked for their tensor maps (cuda_params.Repack)
+            self._call("cuMemcpy2DAsync", desc, self.stream)
         self._call("cuLaunchKernel", fn, *grid, *block, shared, self.stream,
                    ctypes.addressof(array), 0)
 
@@ -167,20 +181,49 @@ class CudaDevice(Device):
                               f"(has {', '.join(program.kernels)})")
         fn, launch = program.kernels[kernel]
         launch.scalars(args)  # the argument count
-        values = param_bytes(launch, list(args), self._tensor_maps(launch, args), tuple(grid))
+        repacks = {r.param: r for r in repack_plan(launch, args)}
+        copies = [self._repack(r) for r in repacks.values()]
+        values = param_bytes(launch, list(args), self._tensor_maps(launch, args, repacks),
+                             tuple(grid))
         grid = launch.launch_grid(tuple(grid), self.multiprocessors)
         # kernelParams: a void*[] whose entry i points at parameter i's bytes (cuLaunchKernel)
         holders = [ctypes.create_string_buffer(v, len(v)) for v in values]
         array = (ctypes.c_void_p * max(len(holders), 1))(*[ctypes.addressof(h) for h in holders])
         return (fn, tuple(int(g) for g in grid), tuple(launch.block), launch.dynamic_shared_bytes,
-                array, holders)
+                array, holders, copies)
 
-    def _tensor_maps(self, launch, args: Sequence[object]) -> dict[int, bytes]:
+    def _repack(self, r) -> object:
+        """The CUDA_MEMCPY2D of repack `r` into a scratch buffer of this device (reused for
+        the same size), whose address becomes `r`'s tensor map's."""
+        cu = self.cu
+        key = (r.param, r.bytes)
+        if key not in self._scratch:
+            self._scratch[key] = self._call("cuMemAlloc", max(r.bytes, 16))
+            self._allocs.append(self._scratch[key])
+        dst = int(self._scratch[key])
+        desc = cu.CUDA_MEMCPY2D()
+        desc.srcMemoryType = cu.CUmemorytype.CU_MEMORYTYPE_DEVICE
+        desc.srcDevice = r.src
+        desc.srcPitch = r.src_pitch
+        desc.dstMemoryType = cu.CUmemorytype.CU_MEMORYTYPE_DEVICE
+        desc.dstDevice = dst
+        desc.dstPitch = r.pitch
+        desc.WidthInBytes = r.width
+        desc.Height = r.rows
+        return desc
+
+    def _tensor_maps(self, launch, args: Sequence[object], repacks: dict | None = None
+                     ) -> dict[int, bytes]:
         out = {}
+        repacks = repacks or {}
         for i, p in enumerate(launch.params):
             if p["kind"] != "tensor_map":
                 continue
-            a = encode_args(p, int(args[p["arg"]]), launch.scalars(args))
+            address = int(args[p["arg"]])
+            if i in repacks:  # read the 16-byte-pitched copy (_repack)
+                r = repacks[i]
+                p, address = repacked(p, r), int(self._scratch[(r.param, r.bytes)])
+            a = encode_args(p, address, launch.scalars(args))
             cu = self.cu
             tmap = self._call(
                 "cuTensorMapEncodeTiled",
@@ -205,7 +248,7 @@ class CudaDevice(Device):
             self.cu.cuMemFree(ptr)
         for mod in self._modules:
             self.cu.cuModuleUnload(mod)
-        self._allocs, self._modules = [], []
+        self._allocs, self._modules, self._scratch = [], [], {}
         self.cu.cuStreamDestroy(self.stream)
         self.cu.cuDevicePrimaryCtxRelease(self.device)
         self.ctx = None

@@ -228,6 +228,59 @@ def resolve_tensor_map(p: dict, scalars: dict[int, Any] | Sequence[Any] | None =
     return q
 
 
+@dataclass(frozen=True)
+class Repack:
+    """A copy the host makes before a launch so that a tensor map is legal: the 2-D operand at
+    `src` (`rows` rows of `width` bytes, `src_pitch` bytes apart — not a multiple of 16, which
+    cuTensorMapEncodeTiled requires) into a scratch buffer whose rows are `pitch` bytes apart (the
+    next multiple of 16). The kernel reads the copy through the tensor map; the operand is only
+    read (a tensor-map argument that is also a pointer param is not repacked)."""
+
+    param: int
+    src: int
+    rows: int
+    width: int
+    src_pitch: int
+    pitch: int
+
+    @property
+    def bytes(self) -> int:
+        return self.rows * self.pitch
+
+
+def repack_plan(launch: "KernelLaunch", args: Sequence[Any]) -> list[Repack]:
+    """The repacks a launch of `launch` with `args` needs (one per 2-D tensor map whose row
+    stride is not a multiple of 16 bytes); LaunchError for one that cannot be repacked (a
+    tensor map of more dimensions, or an argument the kernel may also write through a
+    pointer)."""
+    pointers = {p["arg"] for p in launch.params if p["kind"] == "pointer"}
+    out = []
+    for i, p in enumerate(launch.params):
+        if p["kind"] != "tensor_map":
+            continue
+        def value(e: Any) -> int:
+            try:
+                return e if isinstance(e, int) else eval_host_expr(e, launch.scalars(args))
+            except ValueError as err:
+                raise LaunchError(f"kernel '{launch.name}': tensor_map param {i}: {err}") from None
+        strides = [value(x) for x in p["global_strides"]]
+        if all(x % 16 == 0 for x in strides):
+            continue
+        if len(p["global_dims"]) != 2 or p["arg"] in pointers:
+            raise LaunchError(f"kernel '{launch.name}': tensor_map param {i}: global_strides "
+                              f"{strides} must be multiples of 16 (bytes)")
+        es = DATA_TYPE_BYTES[p["data_type"]]
+        width = value(p["global_dims"][0]) * es
+        out.append(Repack(i, int(args[p["arg"]]), value(p["global_dims"][1]), width, strides[0],
+                          -(-strides[0] // 16) * 16))
+    return out
+
+
+def repacked(p: dict, r: Repack) -> dict:
+    """Tensor-map param `p` over the repacked copy: row stride `r.pitch`."""
+    return dict(p, global_strides=[r.pitch])
+
+
 def encode_args(p: dict, address: int,
                 scalars: dict[int, Any] | Sequence[Any] | None = None) -> dict[str, Any]:
     """The arguments of cuTensorMapEncodeTiled for tensor-map param `p` (a checked description

@@ -152,7 +152,7 @@ class VulkanDevice(Device):
         return program
 
     def load(self, spirv: bytes) -> Program:
-        """A program of SPIR-V built elsewhere (tools/gpu checks ship .spv files); its
+        """A program of SPIR-V built elsewhere (glslang's binaries, tests/data/*.spv); its
         features are the driver's to check, and its kernels take buffers only (push constants
         need the layout of a program compiled here)."""
         return Program("vulkan", bytes(spirv), {})

@@ -11,6 +11,10 @@ spellings `f16 bf16 f32 f64 s8 u8 s16 u16 s32 u32 s64 u64`; sizes in elements):
     name            str
     description     str
     source          str   where the numbers come from (measured / document / assumption)
+    gemm_configs    list  (optional) GEMM configurations of coopdialect.kernels.gemm timed on the
+                          device: {bm, bn, bk, stages, persistent, split_k, name}
+    gemm_tuned      list  (optional) the fastest of them per shape, {m, n, k, config (a name),
+                          ms: {config: time}}, written by `coop-tune`; pick_config reads it
     api             "vulkan" | "ptx"
     subgroup_size   int
     layouts         [Cooperative Matrix Layout name, ...]  (coop.Layout spellings)
@@ -114,6 +118,8 @@ class Target:
     flexible_max_dimension: int
     tensor_addressing: bool
     ptx: dict[str, Any] | None
+    gemm_configs: tuple[dict, ...] = ()
+    gemm_tuned: tuple[dict, ...] = ()
     bfloat16: bool = False
 
     def native_shapes(self) -> tuple[MatrixShape, ...]:
@@ -172,7 +178,10 @@ def _scope(where: str, obj: dict, path: str) -> str:
 
 
 _KEYS = {"name", "description", "source", "api", "subgroup_size", "layouts", "cooperative_matrix",
-         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx", "bfloat16"}
+         "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx",
+         "gemm_configs", "gemm_tuned", "bfloat16"}
+_CONFIG_KEYS = {"bm": int, "bn": int, "bk": int, "stages": int, "persistent": bool,
+                "split_k": int, "name": str}
 
 
 def parse_target(data: Any, where: str = "<target>") -> Target:
@@ -245,8 +254,27 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
     if api == "vulkan" and not bf16 and any("bf16" in r.types for r in (*rows, *flex)):
         raise _fail(where, "$.bfloat16", "a Vulkan device with bf16 cooperative matrices has "
                                          "VK_KHR_shader_bfloat16: expected true")
+    configs = _expect(where, data, "gemm_configs", list, "$", optional=True) or []
+    for i, c in enumerate(configs):
+        p = f"$.gemm_configs[{i}]"
+        if not isinstance(c, dict) or set(c) != set(_CONFIG_KEYS):
+            raise _fail(where, p, f"expected an object with keys {', '.join(_CONFIG_KEYS)}")
+        for key, ty in _CONFIG_KEYS.items():
+            _expect(where, c, key, ty, p)
+    names = {c["name"] for c in configs}
+    tuned = _expect(where, data, "gemm_tuned", list, "$", optional=True) or []
+    for i, e in enumerate(tuned):
+        p = f"$.gemm_tuned[{i}]"
+        if not isinstance(e, dict):
+            raise _fail(where, p, "expected an object")
+        for key in ("m", "n", "k"):  # problem sizes, not matrix sizes: any positive count
+            v = e.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise _fail(where, f"{p}.{key}", f"expected a positive integer, got {v!r}")
+        if _expect(where, e, "config", str, p) not in names:
+            raise _fail(where, f"{p}.config", f"{e['config']!r} is not one of gemm_configs")
     return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
-                  max_dim or 0, tensor, ptx, bf16)
+                  max_dim or 0, tensor, ptx, tuple(configs), tuple(tuned), bf16)
 
 
 def shipped_targets() -> list[str]:

@@ -116,3 +116,35 @@ func.func @f() {
   func.return
 }
 // CHECK: 'coop.async_wait_group' op the number of pending groups must be >= 0, got -1
+// -----
+// async_copy_tensor: the layout operand is a tensor layout
+func.func @f(%A: memref<?x?xf16>, %l: index) {
+  %w = coop.alloc_workgroup : memref<256xf16, #coop.storage_class<Workgroup>>
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  coop.async_copy_tensor %A, %l -> %w[%c0], %c16, rows 16, cols 16 : memref<?x?xf16>, index -> memref<256xf16, #coop.storage_class<Workgroup>>
+  func.return
+}
+// CHECK: 'coop.async_copy_tensor' op the layout must be a !tensor_addr.layout, got index
+// -----
+// async_copy_tensor: the box inside the destination
+func.func @f(%A: memref<?x?xf16>) {
+  %w = coop.alloc_workgroup : memref<256xf16, #coop.storage_class<Workgroup>>
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %l = tensor_addr.create_layout : !tensor_addr.layout<2, Constant>
+  coop.async_copy_tensor %A, %l -> %w[%c16], %c16, rows 16, cols 16 : memref<?x?xf16>, !tensor_addr.layout<2, Constant> -> memref<256xf16, #coop.storage_class<Workgroup>>
+  func.return
+}
+// CHECK: 'coop.async_copy_tensor' op the 16x16 box reaches element 271 of the destination, which has 256 elements (offset 16, stride 16)
+// -----
+// async_copy_tensor: the source is a kernel argument
+func.func @f(%l: !tensor_addr.layout<2, Constant>) {
+  %w = coop.alloc_workgroup : memref<256xf16, #coop.storage_class<Workgroup>>
+  %v = coop.alloc_workgroup : memref<256xf16, #coop.storage_class<Workgroup>>
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  coop.async_copy_tensor %v, %l -> %w[%c0], %c16, rows 16, cols 16 : memref<256xf16, #coop.storage_class<Workgroup>>, !tensor_addr.layout<2, Constant> -> memref<256xf16, #coop.storage_class<Workgroup>>
+  func.return
+}
+// CHECK: 'coop.async_copy_tensor' op the source must be global memory (a kernel argument, StorageBuffer), got memref<256xf16, #coop.storage_class<Workgroup>>

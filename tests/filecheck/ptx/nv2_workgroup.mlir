@@ -69,5 +69,11 @@ func.func @gemm_coopmat2(%A: memref<128x64xf16>, %B: memref<64x256xf16>, %C: mem
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
-// CHECK:      // coop.store_tensor 128x256 workgroup accumulator, clamp Undefined
+// The tile store: whole-row pairs when the tile lies inside the tensor, else
+// element by element under the tensor layout's bounds.
+// CHECK:      // coop.store_tensor 128x256 tile: whole rows when it is inside the tensor and pair-aligned, else element by element
+// CHECK:      @!%p[[INSIDE:[0-9]+]] bra $L__gemm_coopmat2_[[SLOW:[0-9]+]];
+// CHECK:      st.global.v2.f32
+// CHECK:      $L__gemm_coopmat2_[[SLOW]]:
+// CHECK-NEXT: @%p[[INSIDE]] bra
 // CHECK:      st.global.f32

@@ -1,7 +1,7 @@
 // RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx' -t ptx | filecheck %s
 // RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx{sparse_batch=2 sparse_in_flight=0}' -t ptx | filecheck %s --check-prefix=PAIR
 // RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},convert-coop-to-ptx{sparse_batch=1 sparse_in_flight=0}' -t ptx | filecheck %s --check-prefix=ONE
-// The 2:4 sparse Workgroup-tile GEMM (tools/gpu/gen_gemm_wg.py 128 256 256 f16 --sparse
+// The 2:4 sparse Workgroup-tile GEMM (python -m coopdialect.kernels.gemm_tiles 128 256 256 f16 --sparse
 // --meta-tiles) through the warp-specialized pipeline at 3 stages. The K loop has 4 iterations
 // (an even, constant trip count).
 //

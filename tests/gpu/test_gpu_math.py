@@ -1,0 +1,29 @@
+"""The math dialect on a GPU: every op x type through PTX (CUDA) and SPIR-V (Vulkan), on 2^20
+inputs each, its worst error within the bound docs/math.md documents (tests/math_cases.py).
+tests/test_math_gpu_check.py runs spirv-val and ptxas on these modules and the cases on the
+interpreter."""
+
+from __future__ import annotations
+
+import pytest
+
+import math_cases
+
+pytestmark = pytest.mark.gpu
+N = 1 << 20
+
+
+def _check(dev, case) -> None:
+    ok, line = math_cases.run_case(dev, case, N)
+    print(f"{case.name}: {line}")
+    assert ok, f"{case.name}: {line}"
+
+
+@pytest.mark.parametrize("case", math_cases.cases(["cuda"]), ids=lambda c: f"{c.op}-{c.t}")
+def test_math_op_through_ptx(cuda, case) -> None:
+    _check(cuda, case)
+
+
+@pytest.mark.parametrize("case", math_cases.cases(["vulkan"]), ids=lambda c: f"{c.op}-{c.t}")
+def test_math_op_through_spirv(vulkan, case) -> None:
+    _check(vulkan, case)

@@ -1,0 +1,32 @@
+"""The hypothesis profiles of the suite, chosen by the HYPOTHESIS_PROFILE environment variable.
+
+* `ci` (default): each property test runs the number of examples it names with `scaled(n)`, and
+  tests that name none run 20: sized for `bash tools/test.sh` on a two-core machine.
+* `long`: ten times as many (a nightly-style run: HYPOTHESIS_PROFILE=long bash tools/test.sh).
+
+Both have no deadline (interpreting a kernel takes as long as it takes). Loaded by
+tests/conftest.py before any test module is imported; on a machine without hypothesis (the GPU
+machine runs tests/gpu/ only) nothing is registered.
+"""
+
+from __future__ import annotations
+
+import os
+
+try:
+    from hypothesis import settings
+except ImportError:  # tests/gpu/ needs no hypothesis
+    settings = None
+
+CI_EXAMPLES = 20
+FACTOR = {"ci": 1, "long": 10}
+
+if settings is not None:
+    for _name, _factor in FACTOR.items():
+        settings.register_profile(_name, max_examples=CI_EXAMPLES * _factor, deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def scaled(n: int) -> int:
+    """`n` examples in the `ci` profile, proportionally more in `long`."""
+    return max(1, n * settings.default.max_examples // CI_EXAMPLES)
