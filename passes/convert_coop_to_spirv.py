@@ -219,6 +219,11 @@ class _KernelLowering:
                 raise CoopError(op, f"{t} has no Use: NV matrices need convert-coop-to-spirv{{flavor=nv}}")
             return sp.CooperativeMatrixType(t.rows, t.columns, t.element_type, t.scope_value.value,
                                             t.use_value.value)
+        if isinstance(t.element_type, BFloat16Type):
+            # SPV_KHR_bfloat16's BFloat16CooperativeMatrixKHR covers OpTypeCooperativeMatrixKHR
+            # only; VK_NV_cooperative_matrix has no bf16 component type
+            raise CoopError(op, f"{t}: bf16 cooperative matrices need flavor=khr (SPV_KHR_bfloat16 "
+                                "allows bf16 in OpTypeCooperativeMatrixKHR only)")
         return sp.NVCooperativeMatrixType(t.rows, t.columns, t.element_type, t.scope_value.value)
 
     def buffer_pointer(self, op: Operation, memref: SSAValue, offset: SSAValue) -> SSAValue:

@@ -114,3 +114,81 @@ def test_target_descriptions_say_which_devices_have_bf16():
                                           "matrices has VK_KHR_shader_bfloat16"):
         parse_target(data)
     assert parse_target({**data, "bfloat16": True}).bfloat16
+
+
+def test_nv_flavor_refuses_bf16_matrices(tmp_path, capsys):
+    """SPV_KHR_bfloat16's BFloat16CooperativeMatrixKHR is for OpTypeCooperativeMatrixKHR only (and
+    VK_NV_cooperative_matrix lists no bf16 component type): flavor=nv refuses at the first op."""
+    from coopdialect.tools.coop_opt import main
+
+    src = tmp_path / "s.mlir"
+    src.write_text(SUBGROUP)
+    out = tmp_path / "nv.spv"
+    with pytest.raises(SystemExit) as e:
+        main([str(src), "-p", "convert-coop-to-spirv{flavor=nv}", "-t", "spirv", "-o", str(out)])
+    assert e.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{src}:13:3: error: 'coop.load' op" in err
+    assert "bf16 cooperative matrices need flavor=khr" in err and not out.exists()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+_M, _N, _K = 130, 260, 70  # the any-shape kernels' tiles cut on every edge
+
+
+def _any_shape(text: str) -> tuple[str, list, tuple[int, int, int]]:
+    r = np.random.default_rng(11)
+    bf = ml_dtypes.bfloat16
+    bufs = [r.standard_normal((_M, _K)).astype(bf), r.standard_normal((_N, _K)).astype(bf),
+            np.zeros((_M, _N), bf)]
+    if "%bias" in text:
+        bufs.append(r.standard_normal(_N).astype(bf))
+    return text, bufs + [np.int32(_M), np.int32(_N), np.int32(_K)], (-(-_N // 256), -(-_M // 128), 1)
+
+
+def _case(which: str):
+    if which == "gemm_bf16_wg":  # examples/gemm_bf16_wg.mlir's generator at one tile
+        r = np.random.default_rng(12)
+        bf = ml_dtypes.bfloat16
+        return gemm_wg_ir(128, 256, 128, "bf16"), [r.standard_normal((128, 128)).astype(bf),
+                                                   r.standard_normal((256, 128)).astype(bf),
+                                                   np.zeros((128, 256), bf)], (1, 1, 1)
+    if which == "gemm_any_bf16_plain":
+        from coopdialect.kernels.gemm import gemm_ir
+        return _any_shape(gemm_ir("bf16"))
+    return _any_shape((ROOT / "examples/gemm_any_bf16.mlir").read_text())
+
+
+@pytest.mark.parametrize("which", ["gemm_bf16_wg", "gemm_any_bf16_plain", "gemm_any_bf16"])
+def test_raised_bf16_examples_compute_what_the_source_does(which, tmp_path):
+    """The bf16 example kernels (Workgroup-scope coopmat2 GEMM; any-shape GEMM through clamped
+    tensor layouts, with and without the bias + GELU epilogue) written to SPIR-V (spirv-val),
+    read back, raised and interpreted: the same bf16 output as the source IR. Bit for bit without
+    GELU; with it, within erf's bound and one bf16 step, since SPIR-V has no erf and the module
+    carries an f32 approximation of it (coopdialect/math_bounds.py; tests/test_math_raise.py)
+    where the interpreter's erf is correctly rounded."""
+    text, bufs, grid = _case(which)
+    source = api.parse(text, f"{which}.mlir")
+    (kernel,) = [op.sym_name.data for op in source.walk() if op.name == "func.func"
+                 and "coop.workgroup_size" in op.attributes]
+    want = [b.copy() for b in bufs]
+    api.run_kernel(source, kernel, want, grid)
+    data = api.compile_to_spirv(api.parse(text, f"{which}.mlir"))
+    spirv_val(data, tmp_path, f"{which}.spv")
+    raised = api.read_spirv(data, f"{which}.spv", raise_to_coop=True)
+    got = [b.reshape(-1).copy() if isinstance(b, np.ndarray) else b for b in bufs]
+    api.run_kernel(raised, kernel, got, grid)
+    d_want, d_got = want[2].reshape(-1), got[2]
+    assert np.count_nonzero(d_want.view(np.uint16)) > 0.99 * d_want.size  # every tile written
+    if which != "gemm_any_bf16":
+        assert d_want.view(np.uint16).tolist() == d_got.view(np.uint16).tolist()
+    else:
+        # |gelu' - gelu| <= |x|/2 * |erf' - erf| <= |x| 2^-22 (math_bounds: absolute 2^-21 for
+        # |x/sqrt 2| >= 1, relative below) before the f32 -> bf16 rounding, which may then round the
+        # two apart by one bf16 step; x = A @ B + bias (f64 here: a bound, not the kernel's value)
+        a, bt, bias = (b.astype(np.float64) for b in (bufs[0], bufs[1], bufs[3]))
+        x = np.abs(a @ bt.T + bias).reshape(-1)
+        w, g = d_want.astype(np.float64), d_got.astype(np.float64)
+        step = 2.0 ** (np.floor(np.log2(np.maximum(np.maximum(abs(w), abs(g)), 2.0 ** -126))) - 7)
+        assert np.all(np.abs(w - g) <= step + x * 2.0 ** -20)
+        assert np.count_nonzero(w != g) < 0.05 * w.size  # most outputs round the same

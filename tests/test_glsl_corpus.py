@@ -114,7 +114,8 @@ def test_coop_opt_raises_every_corpus_shader(name):
 GLSL = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/data/**/*.comp"))
 COMMITTED = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/data/**/*.spv"))
 EXAMPLES = ["gemm_f16", "gemm_s8", "gemm_f16_64_large", "gemm_f16_arm_blocked", "gemm_coopmat2_f16",
-            "softmax_rows", "conv_patch_clamped", "block_decode_load", "gemm_f16_vk", "gemm_s8_vk"]
+            "softmax_rows", "conv_patch_clamped", "block_decode_load", "gemm_f16_vk", "gemm_s8_vk",
+            "gemm_any", "gemm_any_bf16", "gemm_bf16_wg"]
 
 
 def glslang(src: str, tmp_path: Path) -> bytes:
