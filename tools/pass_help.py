@@ -117,8 +117,9 @@ def targets_help() -> str:
             gm, gn, gk = f.granularity
             wg = (f", {f.workgroup_invocations} invocations"
                   if f.workgroup_invocations is not None else "")
-            out.append(f"        flexible: multiples of {gm}x{gn}x{gk} up to "
-                       f"{t.flexible_max_dimension}, {f.a}*{f.b}+{f.c}->{f.result} "
-                       f"({f.scope}{wg})")
+            top = ("x".join(map(str, f.max_dimensions)) if f.max_dimensions
+                   else t.flexible_max_dimension)
+            out.append(f"        flexible: multiples of {gm}x{gn}x{gk} up to {top}, "
+                       f"{f.a}*{f.b}+{f.c}->{f.result} ({f.scope}{wg})")
         out.append("")
     return "\n".join(out)

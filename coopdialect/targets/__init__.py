@@ -21,8 +21,12 @@ spellings `f16 bf16 f32 f64 s8 u8 s16 u16 s32 u32 s64 u64`; sizes in elements):
     cooperative_matrix  [{m, n, k, a, b, c, result, saturating: bool, scope: Subgroup|Workgroup}]
                     VkCooperativeMatrixPropertiesKHR rows (MSize, NSize, KSize, ...)
     flexible_dimensions [{granularity: [M, N, K], a, b, c, result, saturating, scope,
-                          workgroup_invocations: int | null}]
-                    VkCooperativeMatrixFlexibleDimensionsPropertiesNV rows (may be empty)
+                          workgroup_invocations: int | null, max: [M, N, K] (optional)}]
+                    VkCooperativeMatrixFlexibleDimensionsPropertiesNV rows (may be empty): any
+                    M×N×K that are multiples of the granularity, each at most the row's `max`
+                    (default: flexible_max_dimension). For a PTX target, the whole matrices
+                    convert-coop-to-ptx lowers (mma.sync tiles at Subgroup scope up to its
+                    per-invocation fragment limit, 64 rows per warpgroup at Workgroup scope)
     flexible_max_dimension  int (optional; required when flexible_dimensions is not empty)
     tensor_addressing   bool  (SPV_NV_tensor_addressing loads with clamping available)
     bfloat16        bool (optional, default false; api "vulkan") the device has VK_KHR_shader_bfloat16:
@@ -97,10 +101,17 @@ class FlexibleDimensions:
     saturating: bool
     scope: str
     workgroup_invocations: int | None
+    max_dimensions: tuple[int, int, int] | None = None
 
     @property
     def types(self) -> tuple[str, str, str, str]:
         return (self.a, self.b, self.c, self.result)
+
+    def allows(self, mnk: tuple[int, int, int], max_dimension: int) -> bool:
+        """Whether M×N×K are multiples of the granularity and within the row's maxima
+        (`max_dimension`, the target's flexible_max_dimension, where the row gives none)."""
+        top = self.max_dimensions or (max_dimension,) * 3
+        return all(d % g == 0 and d <= t for d, g, t in zip(mnk, self.granularity, top))
 
 
 @dataclass(frozen=True)
@@ -225,8 +236,15 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
         inv = _expect(where, r, "workgroup_invocations", (int, type(None)), p)
         if scope == "Workgroup" and not (isinstance(inv, int) and not isinstance(inv, bool) and 0 < inv <= 1024):
             raise _fail(where, f"{p}.workgroup_invocations", "a Workgroup-scope row needs a count from 1 to 1024")
+        top = _expect(where, r, "max", list, p, optional=True)
+        if top is not None and (len(top) != 3 or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE and x % y == 0
+                for x, y in zip(top, g))):
+            raise _fail(where, f"{p}.max", f"expected [M, N, K] positive multiples of the "
+                                           f"granularity, got {top!r}")
         flex.append(FlexibleDimensions(tuple(g), *_types(where, r, p),
-                                       _expect(where, r, "saturating", bool, p), scope, inv))
+                                       _expect(where, r, "saturating", bool, p), scope, inv,
+                                       tuple(top) if top is not None else None))
     max_dim = _expect(where, data, "flexible_max_dimension", int, "$", optional=True)
     if max_dim is not None and not 0 < max_dim <= MAX_SIZE:
         raise _fail(where, "$.flexible_max_dimension", f"expected an integer from 1 to {MAX_SIZE}, "
