@@ -29,7 +29,10 @@ TF32 off), then times, in 5 alternating rounds of 10 launches in one process
   (benchmarks/triton_baselines.py);
 * epilogue rows (bias + GELU): the faster of eager `gelu(A @ Bt.T + bias)` and
   `torch.compile` of it; checked against a float64 reference within the bound of the erf
-  each uses.
+  each uses;
+* at 8192³, the Workgroup-tile kernel with static sizes (`coopdialect.kernels.gemm_tiles`,
+  the `examples/gemm_{f16,bf16}_wg.mlir` form, through `benchmarks/bench_ptx.py`'s pipeline):
+  what writing the sizes as arguments and the tiles as tensor-layout slices costs.
 
 Rows: the keys of benchmarks/results/ptx.json, `m`, `n`, `k` the shape, `config` the tile.
 """
@@ -54,6 +57,7 @@ SHAPES = {
     "decode": [(m, n, k) for m in (1, 16, 128) for n, k in LLAMA],
     "prefill": [(m, n, k) for m in (1024, 8192) for n, k in LLAMA],
 }
+STATIC_N = 8192  # the size of the static Workgroup-tile kernel compared at the same shape
 EPILOGUE_SHAPES = [(8192, 8192, 8192), (4096, 14336, 4096), (2047, 3073, 8192), (128, 14336, 4096)]
 DTYPES = ("f16", "bf16")
 
@@ -70,6 +74,32 @@ def build(out: str) -> None:
         k["stem"] = os.path.join("epilogue", k["stem"])
     with open(os.path.join(out, "kernels.json"), "w") as f:
         json.dump(index, f, indent=1)
+    _build_static(os.path.join(out, "static"))
+
+
+def _build_static(out: str) -> None:
+    """The Workgroup-tile GEMM with static sizes STATIC_N³ (f16, bf16), as bench_ptx builds it."""
+    from bench_ptx import PIPELINE, _coop_opt
+
+    from coopdialect.kernels.gemm_tiles import gemm_wg_ir
+
+    os.makedirs(out, exist_ok=True)
+    for dt in DTYPES:
+        src = os.path.join(out, f"{dt}.mlir")
+        with open(src, "w") as f:
+            f.write(gemm_wg_ir(STATIC_N, STATIC_N, STATIC_N, dt))
+        for ext, target in (("ptx", "ptx"), ("json", "ptx-launch")):
+            with open(os.path.join(out, f"{dt}.{ext}"), "w") as f:
+                f.write(_coop_opt(src, target, PIPELINE))
+
+
+def _load_static(dev, root: str, dt: str):
+    """(program, kernel name) of the static kernel built by _build_static, or None."""
+    stem = os.path.join(root, "static", dt)
+    if not os.path.exists(stem + ".ptx"):
+        return None
+    launch = json.load(open(stem + ".json"))
+    return dev.load(open(stem + ".ptx").read(), launch), launch["kernels"][0]["name"]
 
 
 def _median_ms(fn, reps: int) -> float:
@@ -130,6 +160,12 @@ def run(root: str, out: str, only: list[str], tuned_path: str | None = None) -> 
                 dev.launch(prog, *launch)
             torch.cuda.synchronize()
             exact = bool(torch.equal(d.view(torch.int16), want.view(torch.int16)))
+            static = _load_static(dev, root, dt) if m == n == k == STATIC_N else None
+            if static is not None:
+                sd = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
+                sgrid = (n // 256, m // 128, 1)
+                dev.launch(static[0], static[1], [a.data_ptr(), bt.data_ptr(), sd.data_ptr()], sgrid)
+                exact = exact and bool(torch.equal(sd.view(torch.int16), want.view(torch.int16)))
             # timing: random data
             a = torch.randn(m, k, device="cuda").to(tdt)
             bt = torch.randn(n, k, device="cuda").to(tdt)
@@ -140,6 +176,9 @@ def run(root: str, out: str, only: list[str], tuned_path: str | None = None) -> 
             timers = {"ours": timer(dev, prog, launches),
                       "cublas_nk": _torch_timer(lambda: torch.matmul(a, bt.T)),
                       "cublas_kn": _torch_timer(lambda: torch.matmul(a, b))}
+            if static is not None:  # the same operands, its dispatch of 128x256 tiles
+                sargs = [a.data_ptr(), bt.data_ptr(), sd.data_ptr()]
+                timers["static"] = timer(dev, static[0], [(static[1], sargs, sgrid)])
             for key, fn in tri.items():
                 lay = key.rsplit("_", 1)[1]
                 if key.startswith("triton_tma") and not tb.persistent_tma_runs(m, n, k, 2, lay):
@@ -171,6 +210,12 @@ def run(root: str, out: str, only: list[str], tuned_path: str | None = None) -> 
                 rows.append(dict(base, baseline=f"triton ({best})", baseline_tflops=flop / tt / 1e9,
                                  ratio=tt / ours))
                 line += f" triton {flop / tt / 1e9:7.1f} ({tt / ours:.3f}, {best})"
+            if "static" in ms:
+                st = ms["static"]
+                rows.append(dict(base, baseline="Workgroup-tile kernel, static sizes "
+                                                "(coopdialect.kernels.gemm_tiles)",
+                                 baseline_tflops=flop / st / 1e9, ratio=st / ours))
+                line += f" static {flop / st / 1e9:7.1f} ({st / ours:.3f})"
             lines.append(line)
             print(line, flush=True)
     if "epilogue" in only:

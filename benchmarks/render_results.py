@@ -100,6 +100,8 @@ def vulkan_tables(rows: list[dict], variants: list[dict]) -> list[str]:
 def shapes_tables(rows: list[dict]) -> list[str]:
     import math
 
+    static = [r for r in rows if r["baseline"].startswith("Workgroup-tile")]
+    rows = [r for r in rows if r not in static]
     plain = [r for r in rows if not r["name"].startswith("gemm_bias")]
     epi = [r for r in rows if r["name"].startswith("gemm_bias")]
     cub = [r for r in plain if "cuBLAS" in r["baseline"]]
@@ -123,6 +125,11 @@ def shapes_tables(rows: list[dict]) -> list[str]:
                    f"{_f(c and c['baseline_tflops'])} | {_f(c and c['ratio'], 3)} | "
                    f"{_f(t and t['baseline_tflops'])} | {_f(t and t['ratio'], 3)} | "
                    f"{'yes' if first['exact'] else 'NO'} |")
+    if static:
+        out += ["", "The any-shape kernel against the Workgroup-tile kernel with static sizes "
+                "(`coopdialect.kernels.gemm_tiles`) at the same shape, in the same rounds: " +
+                "; ".join(f"{r['dtype']} {r['m']}³ {r['tflops']:.1f} vs {r['baseline_tflops']:.1f} "
+                          f"TFLOP/s ({r['ratio']:.3f})" for r in static) + "."]
     if epi:
         out += ["", "Fused bias + GELU epilogue against the faster of eager PyTorch and "
                 "torch.compile (error: max |D - ref| / (|ref| + 1) against float64):", "",
