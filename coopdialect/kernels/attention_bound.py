@@ -3,9 +3,10 @@ their error against it, per element.
 
 `row_stats(q, k, v, scale, causal)`: for [B, H, S, D] arrays, the exact output o and LSE lse of
 softmax(q kᵀ · scale [+ causal mask]) v in float64, and per query row the statistics the bound
-needs. `error_bound(stats, config, causal, device)`: elementwise bounds of |O − o| ([B, H, S, D])
-and |LSE − lse| ([B, H, S]) for the kernel of `config` run by `device` ("interp", "cuda",
-"vulkan"). docs/attention.md derives the bound; in short:
+needs (a `RowStats`; benchmarks/bench_attention.py fills one for a sample of rows with torch).
+`error_bound(stats, config, causal, device)`: elementwise bounds of |O − o| and |LSE − lse|,
+shaped as o and lse, for the kernel of `config` run by `device` ("interp", "cuda", "vulkan").
+docs/attention.md derives the bound; in short:
 
 Units: u = 2^-24 (f32's unit roundoff), u_T = 2^-11 for f16, 2^-8 for bf16. For query row i:
 t_ij = scale·log2(e)·(q_i·k_j) over its unmasked keys j (n of them, in b key blocks), M = max_j
@@ -52,15 +53,17 @@ DEVICES = ("interp", "cuda", "vulkan")
 
 @dataclass
 class RowStats:
-    """The exact results and the per-row statistics of the bound (module docstring), float64."""
+    """The exact results and the per-row statistics of the bound (module docstring), float64,
+    for the query rows `rows` (R of them, any leading dimensions before them)."""
 
-    o: np.ndarray  # [B, H, S, D]
-    lse: np.ndarray  # [B, H, S]
-    w_abs_v: np.ndarray  # W: [B, H, S, D]
-    abs_v: np.ndarray  # Z: [B, H, S, D]
-    max_t: np.ndarray  # M: [B, H, S]
-    max_abs_t: np.ndarray  # A: [B, H, S]
-    keys: np.ndarray  # n: [S]
+    o: np.ndarray  # [..., R, D]
+    lse: np.ndarray  # [..., R]
+    w_abs_v: np.ndarray  # W: [..., R, D]
+    abs_v: np.ndarray  # Z: [..., R, D]
+    max_t: np.ndarray  # M: [..., R]
+    max_abs_t: np.ndarray  # A: [..., R]
+    keys: np.ndarray  # n: [R]
+    rows: np.ndarray  # the query rows' indices, [R]
     head_dim: int
     seq: int
 
@@ -83,7 +86,8 @@ def row_stats(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, causal:
                     abs_v=keep.astype(np.float64) @ np.abs(v),
                     max_t=np.where(keep, np.abs(s), 0.0).max(axis=-1) * LOG2E,
                     max_abs_t=np.where(keep, sa, 0.0).max(axis=-1) * LOG2E,
-                    keys=keep.sum(axis=-1).astype(np.float64), head_dim=d, seq=seq)
+                    keys=keep.sum(axis=-1).astype(np.float64), rows=np.arange(seq),
+                    head_dim=d, seq=seq)
 
 
 def key_blocks(config: AttentionConfig, seq: int, causal: bool, rows: np.ndarray) -> np.ndarray:
@@ -105,7 +109,7 @@ def error_bound(stats: RowStats, config: AttentionConfig, causal: bool,
     ut = 2.0 ** -11 if config.dtype == "f16" else 2.0 ** -8
     z = 2.0 ** -25 if config.dtype == "f16" else 2.0 ** -134
     m = stats.max_t
-    b = key_blocks(config, stats.seq, causal, np.arange(stats.seq)).astype(np.float64)
+    b = key_blocks(config, stats.seq, causal, stats.rows).astype(np.float64)
     n = stats.keys
     bn = config.block_n
     if device == "interp":
