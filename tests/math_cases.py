@@ -138,11 +138,28 @@ def bound_for(case: Case):
     return (mb.PTX if case.device == "cuda" else mb.VULKAN)[(case.op, case.t)]
 
 
-def measure(case: Case, args: list[np.ndarray], got: np.ndarray) -> tuple[bool, str]:
-    """(within the bound, one line with the worst error)."""
+def _driver_deviations():
+    """Where the H200's Vulkan driver (580.159.04) was measured outside the Vulkan
+    specification's bound, the bound it keeps instead (docs/math.md, "Driver deviations"):
+    log f32 goes through log2 and a multiply by ln 2, so outside [0.5, 2] it reaches 3.1 ulp
+    (x = 0.3879: -0.947068691 for -0.947068876) where the specification allows 3; 4 ulp is
+    what log2's 3 ulp plus the product's rounding give."""
+    from coopdialect.math_bounds import Bound, _inside, _ulps
+    return {("vulkan", "math.log", "f32"): Bound(
+        "4 ulp outside [0.5, 2], absolute 2^-21 inside (measured driver deviation)",
+        "the H200's driver 580.159.04, measured", _inside(0.5, 2.0, 2.0 ** -21, _ulps(4)))}
+
+
+def deviation_for(case: Case):
+    """The documented driver deviation of `case`, or None."""
+    return _driver_deviations().get((case.device, case.op, case.t))
+
+
+def measure(case: Case, args: list[np.ndarray], got: np.ndarray, bound=None) -> tuple[bool, str]:
+    """(within the bound — the documented one, or `bound` — one line with the worst error)."""
     from coopdialect.math_bounds import FORMATS, ulp
     exact, err = errors(case.op, args, got)
-    bound = bound_for(case)
+    bound = bound or bound_for(case)
     xs = [a.astype(np.float64) for a in args]
     with np.errstate(all="ignore"):
         tol = bound.tolerance(xs, exact, case.t)
@@ -169,7 +186,9 @@ def cases(devices: list[str]) -> list[Case]:
 
 def run_case(dev, case: Case, n: int = 1 << 20, seed: int = 2026) -> tuple[bool, str]:
     """Run `case` on `dev` (a coopdialect.runtime Device of the case's kind) over `n` inputs (a
-    multiple of 256); (within the bound, one line with the worst error)."""
+    multiple of 256); (within the bound, one line with the worst error). Where the documented
+    bound is missed and the case has a driver deviation, the line ends with the verdict against
+    it: `deviation: within` or `deviation: exceeded`."""
     from coopdialect import api
 
     rng = np.random.default_rng([seed, list(OPS).index(case.op), TYPES[case.device].index(case.t)])
@@ -177,4 +196,10 @@ def run_case(dev, case: Case, n: int = 1 << 20, seed: int = 2026) -> tuple[bool,
     prog = dev.compile(api.parse(kernel_ir(case.op, case.t, n), f"math_cases({case.op}, {case.t})"))
     bufs = [dev.upload(a) for a in args] + [dev.upload(np.zeros(n, args[0].dtype))]
     dev.launch(prog, "k", bufs, (n // 256, 1, 1))
-    return measure(case, args, dev.download(bufs[-1], np.zeros(n, args[0].dtype)))
+    got = dev.download(bufs[-1], np.zeros(n, args[0].dtype))
+    ok, line = measure(case, args, got)
+    dev_bound = deviation_for(case)
+    if not ok and dev_bound is not None:
+        within, dev_line = measure(case, args, got, dev_bound)
+        line += f"; deviation: {'within' if within else 'exceeded'} ({dev_line})"
+    return ok, line

@@ -341,6 +341,7 @@ def regression_cases() -> list[Case]:
     decode = _read("examples/block_decode_load.mlir").replace(
         "memref<2304xi16>", "memref<2304xi16, #coop.storage_class<Workgroup>>")
     target = (ROOT / "coopdialect" / "targets" / "h200-vulkan.json").read_bytes()
+    staged = _read("tests/filecheck/passes/pipeline_coop_loads.mlir").replace(", Subgroup, ", ", Workgroup, ")
     return [
         # a matrix over MAX_MATRIX_ELEMENTS: located at its type, not at the file
         Case("regression", "coop-opt", ["{case}/in.mlir"], {"in.mlir": big.encode()}, must_fail=True,
@@ -362,6 +363,11 @@ def regression_cases() -> list[Case]:
         Case("regression", "coop-opt", [str(ROOT / "examples" / "gemm_f16.mlir"), "-p",
                                         "pipeline-coop-loads{stages=two}"], must_fail=True,
              note="ill-typed pass option"),
+        # an access chain indexed by a loop's induction variable (a block argument: its verifier
+        # once asked the argument's Block for an op name)
+        Case("regression", "coop-opt", ["{case}/in.mlir", "-p", "convert-coop-to-spirv{flavor=nv}",
+                                        "-t", "spirv"], {"in.mlir": staged.encode()},
+             note="access chain indexed by a block argument"),
         Case("regression", "api", api="deserialize_none", note="reader given None"),
         Case("regression", "api", api="disassemble_none", note="disassembler given None"),
         Case("regression", "api", api="disassemble_short_instruction", note="operands past the word count"),

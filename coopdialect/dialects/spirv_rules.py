@@ -197,8 +197,8 @@ _ARM_LAYOUTS = {ENUMS["CooperativeMatrixLayout"][n][0]: n
 
 
 def _constant_int(v: SSAValue | None) -> int | None:
-    owner = getattr(v, "owner", None)
-    if owner is not None and owner.name == "spirv.Constant":
+    owner = getattr(v, "owner", None)  # an Operation, or a Block for a block argument
+    if isinstance(owner, Operation) and owner.name == "spirv.Constant":
         value = owner.value.value.data
         return value if isinstance(value, int) else None
     return None

