@@ -30,7 +30,8 @@ benchmarks/results/ptx.json with `m` = S, `n` = `k` = D, plus `batch`, `heads`, 
 `backend` ("ptx" or "vulkan"), `max_error` (of O), `error_bound_ratio` (max |error| / bound over
 O and LSE; `exact` is ratio <= 1) and `baselines` (TFLOP/s per torch backend).
 Shapes: 16 x 16 heads at S = 1024 ... 16384 and 4 x 32 at 8192, D 64 and 128; `--quick`: f16,
-16 x 16 x 1024 and 4 x 32 x 8192.
+16 x 16 x 1024 and 4 x 32 x 8192; `--dtype`, `--head-dim` and `--seq` run a part (several runs'
+files join with `merge`).
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def _ms_once(fn) -> float:
     return start.elapsed_time(end)
 
 
-def run(root: str, out: str, quick: bool, vulkan: bool) -> None:
+def run(root: str, out: str, quick: bool, vulkan: bool, dtypes=DTYPES, head_dims=HEAD_DIMS,
+        seqs=None) -> None:
     import torch
 
     from coopdialect import api
@@ -190,11 +192,12 @@ def run(root: str, out: str, quick: bool, vulkan: bool) -> None:
             vprog = vk.compile(api.parse(open(stem + ".mlir").read(), stem + ".mlir"))
         kernels[(cfg.dtype, cfg.head_dim)] = (cfg, prog, vprog)
     rows, lines = [], []
-    for dt in (("f16",) if quick else DTYPES):
+    shapes = [x for x in (QUICK if quick else SHAPES) if seqs is None or x[2] in seqs]
+    for dt in (("f16",) if quick else dtypes):
         tdt = torch.float16 if dt == "f16" else torch.bfloat16
-        for d in HEAD_DIMS:
+        for d in head_dims:
             cfg, prog, vprog = kernels[(dt, d)]
-            for (b, h, s) in (QUICK if quick else SHAPES):
+            for (b, h, s) in shapes:
                 g = torch.Generator(device="cuda").manual_seed(s + d)
                 q, k, v = (torch.randn(b, h, s, d, device="cuda", generator=g, dtype=tdt)
                            for _ in range(3))
@@ -277,10 +280,11 @@ def _case(dev, vk, cfg, prog, vprog, q, k, v, causal, device, date):
     out = []
     line = (f"{cfg.dtype} d{d} {b}x{h}x{s} {'causal' if causal else 'full'}: ptx {tf['ptx']:6.1f} "
             f"TFLOP/s (err {err:.1e}, {ratio:.2f} of bound)")
-    for backend, (e, r), key in (("ptx", (err, ratio), "ptx"), ("vulkan", vk_check, "vulkan")):
+    for key, checked in (("ptx", (err, ratio)), ("vulkan", vk_check)):
         if key not in ms:
             continue
-        out.append(dict(base, backend=backend, tflops=tf[key], exact=bool(r <= 1), max_error=e,
+        e, r = checked
+        out.append(dict(base, backend=key, tflops=tf[key], exact=bool(r <= 1), max_error=e,
                         error_bound_ratio=r, ms=ms[key],
                         ratio=tf[key] / tf[best] if best else None))
     if "vulkan" in ms:
@@ -308,6 +312,9 @@ def main() -> None:
     r.add_argument("--out", default=".")
     r.add_argument("--quick", action="store_true", help="f16, 16x16x1024 and 4x32x8192 only")
     r.add_argument("--no-vulkan", action="store_true", help="time the PTX kernels only")
+    r.add_argument("--dtype", default=",".join(DTYPES), help="comma-separated: f16, bf16")
+    r.add_argument("--head-dim", default="64,128", help="comma-separated: 64, 128")
+    r.add_argument("--seq", help="comma-separated sequence lengths of SHAPES to run (default all)")
     m = sub.add_parser("merge")
     m.add_argument("paths", nargs="+")
     a = ap.parse_args()
@@ -315,7 +322,9 @@ def main() -> None:
         build(a.dir)
     elif a.cmd == "run":
         os.makedirs(a.out, exist_ok=True)
-        run(a.dir, a.out, a.quick, not a.no_vulkan)
+        run(a.dir, a.out, a.quick, not a.no_vulkan, a.dtype.split(","),
+            [int(x) for x in a.head_dim.split(",")],
+            {int(x) for x in a.seq.split(",")} if a.seq else None)
     else:
         merge(a.paths)
 
