@@ -27,6 +27,8 @@ MODULES = [
     ("examples/conv_patch_clamped.mlir", ("khr",)),
     ("examples/softmax_rows.mlir", ("khr",)),
     ("examples/block_decode_load.mlir", ("khr",)),  # DecodeFunc: PhysicalStorageBuffer64
+    ("examples/attention.mlir", ("khr",)),  # 3-D layouts and view, i1 logic, exp2/log2
+    ("tests/filecheck/passes/convert_arith_logic_to_spirv.mlir", ("khr",)),
     ("tests/filecheck/passes/convert_coop_nv2_to_spirv.mlir", ("khr",)),
 ]
 CASES = [(path, flavor) for path, flavors in MODULES for flavor in flavors]
