@@ -1,6 +1,9 @@
 """The documented error bound of each backend's `math` lowering, as data (docs/math.md is the
 table for readers; tests/test_math_ptx.py and tests/gpu/test_gpu_math.py hold the lowerings to it).
 
+`PTX` and `VULKAN` map (op, type) to a bound; `PTX_AFN` holds those that differ for an op marked
+`fastmath<afn>` (PTX's fast erf of f32), and `ptx_bound(op, type, afn)` picks.
+
 A bound is measured against the interpreter, which gives the exact value rounded once
 (`coopdialect.interpreter.math`); here it is compared with the exact value itself, as float64.
 `Bound.tolerance(args, exact, fmt)` is the largest allowed |result - exact| for each element
@@ -67,6 +70,10 @@ def _rel(r: float) -> Tolerance:
     return lambda args, exact, fmt: r * np.abs(exact)
 
 
+def _abs(a: float) -> Tolerance:
+    return lambda args, exact, fmt: np.full(np.shape(exact), a)
+
+
 def _inside(lo: float, hi: float, inside: float, outside: Tolerance) -> Tolerance:
     """Absolute `inside` for the first operand in (lo, hi), `outside` elsewhere."""
     def tol(args, exact, fmt):
@@ -102,7 +109,6 @@ def _erf(rel: float, absolute: float) -> Tolerance:
 
 
 _ERF_F32 = _erf(approx.ERF_BOUND_REL, approx.ERF_BOUND_ABS)
-
 _PTX_ISA = "PTX ISA 9.7.3"
 _SEQ = "the sequence of coopdialect.math_approx (modelled in tests, measured by tests/gpu/test_gpu_math.py)"
 
@@ -126,13 +132,28 @@ PTX.update({
 })
 _HALF_F32 = {"math.exp": _rel(2.0 ** -16), "math.exp2": _EXP2_F32, "math.log2": _LOG2_F32,
              "math.log": _LOG_F32, "math.rsqrt": _RSQRT_F32, "math.tanh": _rel(2.0 ** -11),
-             "math.erf": _ERF_F32}
-_HALF_TEXT = {"math.exp": "relative 2^-16", "math.tanh": "relative 2^-11 (tanh.approx.f32)"}
+             "math.erf": _plus(_rel(approx.ERF_FAST_BOUND_REL), _abs(2.0 ** -150))}
+_HALF_TEXT = {"math.exp": "relative 2^-16", "math.tanh": "relative 2^-11 (tanh.approx.f32)",
+              "math.erf": "relative 2^-18 (+ 2^-150 below f32's normal range), the fast erf sequence"}
 for _t in ("f16", "bf16"):
     for _name, _f32 in _HALF_F32.items():
         inner = _HALF_TEXT.get(_name) or PTX[(_name, "f32")].text
         PTX[(_name, _t)] = Bound(f"0.5 ulp + the f32 error ({inner})", "computed in f32, cvt.rn once",
                                  _in_f32(_f32))
+
+# ops marked fastmath<afn> (MLIR: "approximate functions") whose PTX lowering takes a faster
+# sequence; any other (op, type) with the flag has its PTX bound
+PTX_AFN: dict[tuple[str, str], Bound] = {
+    ("math.erf", "f32"): Bound("absolute 2^-20", "the fast erf sequence of coopdialect.math_approx "
+                               "(modelled in tests, measured by tests/gpu/test_gpu_math.py)",
+                               _abs(approx.ERF_FAST_BOUND_ABS)),
+}
+
+
+def ptx_bound(op: str, t: str, afn: bool = False) -> Bound:
+    """The documented PTX bound of `op` on type `t` (`afn`: the op carries fastmath<afn>).
+    Raises KeyError for an (op, type) without a PTX lowering."""
+    return PTX_AFN.get((op, t), PTX[(op, t)]) if afn else PTX[(op, t)]
 
 
 # -- Vulkan -------------------------------------------------------------------------------------

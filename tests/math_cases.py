@@ -5,7 +5,8 @@ tests/test_math_gpu_check.py runs spirv-val / ptxas on their modules and runs th
 interpreter as the device.
 
 For each backend, op (exp, exp2, log, log2, sqrt, rsqrt, tanh, erf, absf, floor, ceil, trunc,
-roundeven, fma, maxnumf, minnumf) and type (f32, f16, and bf16 on CUDA; SPIR-V has no bf16), one
+roundeven, fma, maxnumf, minnumf; and erf marked `fastmath<afn>` on f32, which PTX lowers by the
+fast erf) and type (f32, f16, and bf16 on CUDA; SPIR-V has no bf16), one
 kernel applies the op in a `coop.per_element_op` function to `n` inputs (16x16 Subgroup tiles,
 one per workgroup): random values over the op's useful range plus the edges of each lowering's
 pieces. The error of each result is measured against the exact value (float64 functions,
@@ -28,6 +29,9 @@ OPS = {"math.exp": 1, "math.exp2": 1, "math.log": 1, "math.log2": 1, "math.sqrt"
        "math.rsqrt": 1, "math.tanh": 1, "math.erf": 1, "math.absf": 1, "math.floor": 1,
        "math.ceil": 1, "math.trunc": 1, "math.roundeven": 1, "math.fma": 3, "arith.maxnumf": 2,
        "arith.minnumf": 2}
+# ops with fastmath flags, per backend: (op, flags) -> the types measured (PTX takes the fast erf
+# for an f32 erf marked afn; f16/bf16 erf take it anyway)
+FLAGGED = {("math.erf", "afn"): ("f32",)}
 TYPES = {"cuda": ("f32", "f16", "bf16"), "vulkan": ("f32", "f16"), "interp": ("f32", "f16", "bf16")}
 
 
@@ -36,9 +40,11 @@ def numpy_type(t: str):
     return {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}[t]
 
 
-def kernel_ir(op: str, t: str, n: int) -> str:
-    """Y = op(X0, ...) element by element, one 16x16 tile per workgroup, in a per-element op."""
+def kernel_ir(op: str, t: str, n: int, flags: str = "") -> str:
+    """Y = op(X0, ...) element by element, one 16x16 tile per workgroup, in a per-element op
+    (`flags`: the op's fastmath flags, e.g. `afn`)."""
     k = OPS[op]
+    fm = f" fastmath<{flags}>" if flags else ""
     m = f"memref<{n}x{t}>"
     params = ", ".join(f"%x{i}: {t}" for i in range(k))
     operands = ", ".join(f"%x{i}" for i in range(k))
@@ -47,7 +53,7 @@ def kernel_ir(op: str, t: str, n: int) -> str:
     mats = ", ".join(f"%a{i}" for i in range(k))
     return f"""!m = !coop.matrix<16x16x{t}, Subgroup, MatrixAcc>
 func.func @f(%r: i32, %c: i32, {params}) -> {t} {{
-  %y = {op} {operands} : {t}
+  %y = {op} {operands}{fm} : {t}
   func.return %y : {t}
 }}
 func.func @k({bufs}, %Y: {m}) attributes {{coop.workgroup_size = array<i32: 32, 1, 1>}} {{
@@ -79,8 +85,8 @@ def inputs(op: str, t: str, n: int, device: str, rng: np.random.Generator) -> li
     elif op == "math.tanh":
         x = np.concatenate([rng.standard_normal(2 * q) * 3, u(-0.7, 0.7, q),
                             np.exp(u(-12, 3, n - 3 * q)) * rng.choice([-1, 1], n - 3 * q)])
-    elif op == "math.erf":
-        x = np.concatenate([rng.standard_normal(2 * q) * 2, u(-1.2, 1.2, q),
+    elif op == "math.erf":  # the edges: 1 (the f32 sequence's split), 1/16 and 4 (the fast one's)
+        x = np.concatenate([rng.standard_normal(2 * q) * 2, u(-4.2, 4.2, q // 2), u(-1.2, 1.2, q - q // 2),
                             np.exp(u(-12, 1.5, n - 3 * q)) * rng.choice([-1, 1], n - 3 * q)])
     elif op == "math.fma":
         return [(rng.standard_normal(n) * 8).astype(dt) for _ in range(3)]
@@ -125,17 +131,22 @@ class Case:
     device: str
     op: str
     t: str
+    flags: str = ""
 
     @property
     def name(self) -> str:
-        return f"{self.device} {self.op} {self.t}"
+        return f"{self.device} {self.op}{f' fastmath<{self.flags}>' if self.flags else ''} {self.t}"
 
 
 def bound_for(case: Case):
+    """The bound the case is held to: the interpreter's half ulp, PTX's (with `afn` where the
+    lowering takes it) or Vulkan's (whose lowering has no faster sequence to take)."""
     from coopdialect import math_bounds as mb
     if case.device == "interp":
         return mb.CORRECTLY_ROUNDED
-    return (mb.PTX if case.device == "cuda" else mb.VULKAN)[(case.op, case.t)]
+    if case.device == "cuda":
+        return mb.ptx_bound(case.op, case.t, "afn" in case.flags)
+    return mb.VULKAN[(case.op, case.t)]
 
 
 def _driver_deviations():
@@ -181,7 +192,9 @@ def measure(case: Case, args: list[np.ndarray], got: np.ndarray, bound=None) -> 
 
 
 def cases(devices: list[str]) -> list[Case]:
-    return [Case(d, op, t) for d in devices for op in OPS for t in TYPES[d]]
+    return [Case(d, op, t) for d in devices for op in OPS for t in TYPES[d]] + [
+        Case(d, op, t, flags) for d in devices for (op, flags), ts in FLAGGED.items()
+        for t in ts if t in TYPES[d]]
 
 
 def run_case(dev, case: Case, n: int = 1 << 20, seed: int = 2026) -> tuple[bool, str]:
@@ -193,7 +206,8 @@ def run_case(dev, case: Case, n: int = 1 << 20, seed: int = 2026) -> tuple[bool,
 
     rng = np.random.default_rng([seed, list(OPS).index(case.op), TYPES[case.device].index(case.t)])
     args = inputs(case.op, case.t, n, case.device, rng)
-    prog = dev.compile(api.parse(kernel_ir(case.op, case.t, n), f"math_cases({case.op}, {case.t})"))
+    prog = dev.compile(api.parse(kernel_ir(case.op, case.t, n, case.flags),
+                                 f"math_cases({case.op}, {case.t})"))
     bufs = [dev.upload(a) for a in args] + [dev.upload(np.zeros(n, args[0].dtype))]
     dev.launch(prog, "k", bufs, (n // 256, 1, 1))
     got = dev.download(bufs[-1], np.zeros(n, args[0].dtype))

@@ -21,7 +21,8 @@ wgmma.fence/commit_group/wait_group and fence.proxy.async order nothing here.
 The special-function instructions (`ex2`, `lg2`, `rsqrt`, `tanh` `.approx.f32`) are modelled by
 `APPROX`: by default the float64 value of the function rounded to f32; a test may replace an
 entry to move results within the bound the PTX ISA gives. `sqrt.rn`, `abs`, `copysign` and
-`cvt.{rni,rmi,rpi,rzi}` between floats are exact.
+`cvt.{rni,rmi,rpi,rzi}` between floats are exact. `.ftz` flushes f32 subnormal operands and
+results to zeros of their sign; `min`/`max` propagate a NaN only with `.NaN`.
 """
 
 from __future__ import annotations
@@ -169,8 +170,15 @@ def _int_op(op: str, mods: list[str], a: list[int], rw: int) -> int:
     return r & ((1 << rw) - 1)
 
 
-def _float_op(op: str, t: str, a: list[int], nan: bool = True):
+def _flush(x, t: str):
+    """.ftz: an f32 subnormal becomes a zero of its sign."""
+    return np.copysign(np.float32(0), x) if t == "f32" and 0 < abs(x) < 2.0 ** -126 else x
+
+
+def _float_op(op: str, t: str, a: list[int], nan: bool = True, ftz: bool = False):
     x = [_fval(v, t) for v in a]
+    if ftz:
+        x = [_flush(v, t) for v in x]
     with np.errstate(all="ignore"):
         if op == "add":
             r = x[0] + x[1]
@@ -198,7 +206,8 @@ def _float_op(op: str, t: str, a: list[int], nan: bool = True):
             r = np.copysign(x[1], x[0])
         else:
             raise SimError(f"float {op}.{t}")
-        return _fbits(np.array([r]).astype(FLOAT[t])[0], t)
+        r = np.array([r]).astype(FLOAT[t])[0]
+        return _fbits(_flush(r, t) if ftz else r, t)
 
 
 def _f16(bits: int, hi: bool) -> float:
@@ -587,6 +596,7 @@ def _inst(code: str, tokens: list[str], a: list[int], out, rw: int, regs) -> Non
         regs[out] = {"and": lambda: p[0] and p[1], "or": lambda: p[0] or p[1],
                      "not": lambda: not p[0], "xor": lambda: p[0] != p[1]}[code]()
     elif t in FLOAT:
-        regs[out] = _float_op(code, t, a, nan="NaN" in tokens or code not in ("max", "min"))
+        regs[out] = _float_op(code, t, a, nan="NaN" in tokens or code not in ("max", "min"),
+                              ftz="ftz" in tokens)
     else:
         regs[out] = _int_op(code, tokens, a, rw)

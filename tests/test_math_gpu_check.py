@@ -17,8 +17,8 @@ from coopdialect import api
 
 def test_vulkan_modules_pass_spirv_val(tmp_path: Path) -> None:
     for c in math_check.cases(["vulkan"]):
-        data = api.compile_to_spirv(api.parse(math_check.kernel_ir(c.op, c.t, 512), c.name))
-        spirv_val(data, tmp_path, f"{c.op}_{c.t}.spv")
+        data = api.compile_to_spirv(api.parse(math_check.kernel_ir(c.op, c.t, 512, c.flags), c.name))
+        spirv_val(data, tmp_path, f"{c.op}_{c.t}{c.flags}.spv")
 
 
 def test_cuda_modules_pass_ptxas(tmp_path: Path) -> None:
@@ -28,9 +28,9 @@ def test_cuda_modules_pass_ptxas(tmp_path: Path) -> None:
 
     bad = []
     for c in math_check.cases(["cuda"]):
-        module = api.parse(math_check.kernel_ir(c.op, c.t, 512), c.name)
+        module = api.parse(math_check.kernel_ir(c.op, c.t, 512, c.flags), c.name)
         ConvertCoopToPtxPass().apply(make_context(), module)
-        p = tmp_path / f"{c.op}_{c.t}.ptx"
+        p = tmp_path / f"{c.op}_{c.t}{c.flags}.ptx"
         p.write_text(emit_ptx(module))
         r = subprocess.run([ptxas(), "-arch=sm_90a", str(p), "-o", str(tmp_path / "k.cubin")],
                            capture_output=True, text=True)
@@ -47,7 +47,7 @@ def test_cases_pass_on_the_interpreter() -> None:
         bad = [f"{c.name}: {line}" for c in cases for ok, line in [math_check.run_case(dev, c, 1024)]
                if not ok]
     assert not bad, "\n".join(bad)
-    assert len(cases) == 48
+    assert len(cases) == 49
 
 
 def test_measure_fails_a_result_beyond_the_bound() -> None:

@@ -18,7 +18,7 @@ import pytest
 
 import ptx_sim
 from coopdialect import api
-from coopdialect.math_bounds import PTX, ulp
+from coopdialect.math_bounds import PTX, ptx_bound, ulp
 from validators import ptxas
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +33,9 @@ F64_OPS = ["math.sqrt", "math.rsqrt", "math.absf", "math.floor", "math.ceil", "m
            "math.roundeven", "math.fma", *BINARY]
 
 
-def kernel(op: str, t: str, arity: int, n: int = N) -> str:
-    """Thread i of the grid: Y[i] = op(X0[i], ...) (memref.load / memref.store)."""
+def kernel(op: str, t: str, arity: int, n: int = N, flags: str = "") -> str:
+    """Thread i of the grid: Y[i] = op(X0[i], ...) (memref.load / memref.store); `flags`: the
+    op's fastmath flags (`afn`), if any."""
     m = f"memref<{n}x{t}>"
     ins = ", ".join(f"%X{k}: {m}" for k in range(arity))
     loads = "\n".join(f"  %x{k} = memref.load %X{k}[%i] : {m}" for k in range(arity))
@@ -46,7 +47,7 @@ def kernel(op: str, t: str, arity: int, n: int = N) -> str:
   %o = arith.muli %b, %c64 : index
   %i = arith.addi %o, %t : index
 {loads}
-  %r = {op} {operands} : {t}
+  %r = {op} {operands}{f" fastmath<{flags}>" if flags else ""} : {t}
   memref.store %r, %Y[%i] : {m}
   func.return
 }}
@@ -134,15 +135,16 @@ def _exact(op: str, args: list[np.ndarray]) -> np.ndarray:
         }[op](x)
 
 
-def _simulate(op: str, t: str, args: list[np.ndarray]) -> np.ndarray:
-    module = lower(kernel(op, t, len(args)), f"{op}_{t}")
+def _simulate(op: str, t: str, args: list[np.ndarray], flags: str = "") -> np.ndarray:
+    module = lower(kernel(op, t, len(args), flags=flags), f"{op}_{t}")
     (k,) = list(module.ops)
     bufs = [a.copy() for a in args] + [np.zeros(N, DT[t])]
     ptx_sim.Kernel(k).run(bufs, (N // 64, 1, 1), (64, 1, 1))
     return bufs[-1]
 
 
-def _check(op: str, t: str, args: list[np.ndarray], got: np.ndarray, label: str) -> None:
+def _check(op: str, t: str, args: list[np.ndarray], got: np.ndarray, label: str,
+           afn: bool = False) -> None:
     # the exact value of the operands as the type holds them (fma in exact fractions)
     xs = [a.astype(np.float64) for a in args]
     if op == "math.fma":
@@ -151,11 +153,12 @@ def _check(op: str, t: str, args: list[np.ndarray], got: np.ndarray, label: str)
     else:
         exact = _exact(op, xs)
     got64 = got.astype(np.float64)
-    tol = PTX[(op, t)].tolerance(xs, exact, t)
+    bound = ptx_bound(op, t, afn)
+    tol = bound.tolerance(xs, exact, t)
     both_nan = np.isnan(got64) & np.isnan(exact)
     bad = ~((np.abs(got64 - exact) <= tol) | both_nan)
     assert not bad.any(), (f"{op} : {t} ({label}): x = {xs[0][bad][:3]} gives {got64[bad][:3]}, exact "
-                           f"{exact[bad][:3]}, bound '{PTX[(op, t)].text}' = {tol[bad][:3]}")
+                           f"{exact[bad][:3]}, bound '{bound.text}' = {tol[bad][:3]}")
 
 
 def _cases():
@@ -213,6 +216,28 @@ def test_bound_holds_with_the_worst_special_functions(op, t, sign, monkeypatch) 
     rng = np.random.default_rng(abs(hash((op, t, sign))) % 2**32)
     args = [a.astype(DT[t]) for a in _inputs(op, t, rng)]
     _check(op, t, args, _simulate(op, t, args), f"special functions at {'+' if sign > 0 else '-'} bound")
+
+
+@pytest.mark.parametrize("sign", [0, 1, -1])
+def test_erf_afn_f32_within_its_bound(sign: int, monkeypatch) -> None:
+    """`math.erf fastmath<afn> : f32` takes the fast erf (no division, one ex2.approx.ftz):
+    within PTX_AFN's absolute bound with ex2 correctly rounded and at either end of its 2 ulp,
+    on the erf inputs, a grid across the split and the clamp, and the specials."""
+    if sign:
+        monkeypatch.setitem(ptx_sim.APPROX, "ex2", _worst(sign)["ex2"])
+    rng = np.random.default_rng(17 + sign)
+    x = np.concatenate([_inputs("math.erf", "f32", rng)[0][: N // 2], np.linspace(-4.2, 4.2, N // 2 - 12),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3e38, 1 / 16, 4.0, -4.0, 3.9, 1e-3]])
+    args = [x.astype(np.float32)]
+    got = _simulate("math.erf", "f32", args, flags="afn")
+    _check("math.erf", "f32", args, got, f"afn, ex2 at {sign:+d} bound", afn=True)
+    ptx = emit_ptx_text(kernel("math.erf", "f32", 1, flags="afn"))
+    assert "div." not in ptx and ptx.count("ex2.approx.ftz.f32") == 1
+
+
+def emit_ptx_text(text: str) -> str:
+    from coopdialect.ptx.printer import emit_ptx
+    return emit_ptx(lower(text, "k"))
 
 
 def test_special_values_f32() -> None:
@@ -314,3 +339,25 @@ func.func @k(%X: memref<256xf32>) attributes {coop.workgroup_size = array<i32: 3
                        capture_output=True, text=True)
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith(f"{f}:3:3: error: 'math.log1p' op math.log1p has no PTX lowering"), r.stderr
+
+
+@pytest.mark.parametrize("t, flags", [("f16", ""), ("bf16", ""), ("f32", "afn")])
+def test_fast_erf_is_the_modelled_sequence(t: str, flags: str) -> None:
+    """The emitted fast erf, run by the simulator, equals bit for bit the instruction-by-instruction
+    model that tests/test_math_sequences.py holds to the bound (every 32nd bit pattern of f16 /
+    bf16 / the f32 high half, specials included): the bound proved there is the PTX's."""
+    from math_models import erf_fast_model
+
+    n = 2048
+    if t == "f32":
+        bits = (np.arange(n, dtype=np.uint32) * 32 << 16) | 0x1234
+        x = bits.view(np.float32)
+    else:
+        x = (np.arange(n, dtype=np.uint16) * 32 + 7).view(DT[t])
+    module = lower(kernel("math.erf", t, 1, n, flags), f"erf_{t}")
+    (k,) = list(module.ops)
+    out = np.zeros(n, DT[t])
+    with np.errstate(all="ignore"):  # NaN operands
+        ptx_sim.Kernel(k).run([x.copy(), out], (n // 64, 1, 1), (64, 1, 1))
+        want = erf_fast_model(x.astype(np.float64), 0, relative=t != "f32").astype(DT[t])
+    assert np.array_equal(out.view(np.uint8), want.view(np.uint8))

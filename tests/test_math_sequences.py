@@ -1,6 +1,9 @@
 """The polynomial pieces of `coopdialect.math_approx`: their coefficients are the Taylor series
 mpmath computes, and the SPIR-V erf sequence, modelled in f32 arithmetic with GLSL.std.450 Exp at
-either end of the Vulkan bound (3 + 2|x| ulp), stays within its documented bound."""
+either end of the Vulkan bound (3 + 2|x| ulp), stays within its documented bound. The fast erf
+of PTX, modelled instruction by instruction (tests/math_models.py) with ex2.approx at either end
+of the PTX ISA's 2 ulp, stays within its documented bounds on every f16 and bf16 input (rounded
+to the type) and on a dense f32 grid (the fastmath<afn> form), special values included."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import pytest
 
 from coopdialect import math_approx as approx
 from coopdialect.math_bounds import VULKAN
+from math_models import erf_fast_model
 
 mpmath.mp.prec = 100
 
@@ -67,3 +71,97 @@ def test_spirv_erf_bound_with_vulkan_exp(exp_ulps: int) -> None:
     # and the pieces are close to their own stated accuracy (A&S 7.1.26: 1.5e-7 absolute)
     outside = np.abs(x) >= 1
     assert np.max(np.abs(got - exact)[outside]) < 2.0 ** -21
+
+
+# -- the fast erf (PTX: f16/bf16 results, f32 with fastmath<afn>) --------------------------------
+
+def _all_values(t: str) -> np.ndarray:
+    """Every value of a 16-bit type (all bit patterns), as float64."""
+    import ml_dtypes
+    dt = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[t]
+    with np.errstate(invalid="ignore"):
+        return np.arange(1 << 16, dtype=np.uint16).view(dt).astype(np.float64)
+
+
+_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38, 1e-40, -1e-40, 2.0 ** -149,
+                      1.0 / 16, -1.0 / 16, np.nextafter(1 / 16, 0), 4.0, -4.0, np.nextafter(4.0, 0)])
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _exact_erf(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return _ERF(x).astype(np.float64)
+
+
+def _check_specials(got: np.ndarray, x: np.ndarray, zeros: bool = True) -> None:
+    """NaN stays NaN, +-inf and huge give +-1 exactly; with `zeros`, +-0 gives +-0."""
+    assert np.isnan(got[np.isnan(x)]).all()
+    big = np.abs(x) >= approx.ERF_FAST_CLAMP
+    assert (got[big] == np.sign(x[big])).all()
+    zero = x == 0
+    if zeros:
+        assert (got[zero] == 0).all() and (np.signbit(got[zero]) == np.signbit(x[zero])).all()
+
+
+@pytest.mark.parametrize("ex2_ulps", [0, 2, -2])
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_fast_erf_of_every_half_value_within_the_bound(t: str, ex2_ulps: int) -> None:
+    """Every f16 / bf16 input (the result rounded to t by cvt.rn) and the specials: the f32 value
+    within relative ERF_FAST_BOUND_REL of erf, the rounded one within PTX's bound for t, with
+    ex2 correctly rounded and at either end of its 2 ulp (the result is monotone in 2^p, so the
+    ends are the worst)."""
+    from coopdialect.math_bounds import NUMPY, PTX
+
+    with np.errstate(over="ignore"):  # the huge specials are +-inf in f16
+        x = np.concatenate([_all_values(t), _SPECIALS.astype(NUMPY[t]).astype(np.float64)])
+    exact = _exact_erf(x)
+    got32 = erf_fast_model(x, ex2_ulps, relative=True).astype(np.float64)
+    _check_specials(got32, x)
+    ok = np.isfinite(x)
+    err = np.abs(got32 - exact)[ok]
+    # relative, but f32's subnormal results are rounded to 2^-149: half that absolute on top
+    assert (err <= approx.ERF_FAST_BOUND_REL * np.abs(exact[ok]) + 2.0 ** -150).all()
+    normal = np.abs(exact[ok]) >= 2.0 ** -126
+    assert np.max(err[normal] / np.abs(exact[ok][normal])) <= approx.ERF_FAST_BOUND_REL
+    got = got32.astype(NUMPY[t]).astype(np.float64)
+    tol = PTX[("math.erf", t)].tolerance([x[ok]], exact[ok], t)
+    assert (np.abs(got[ok] - exact[ok]) <= tol).all()
+
+
+@pytest.mark.parametrize("ex2_ulps", [0, 2, -2])
+def test_fast_erf_f32_afn_within_the_bound(ex2_ulps: int) -> None:
+    """The fastmath<afn> f32 form (no small piece) on a dense grid of [0, 4.5] (2^20 points),
+    every 4096th positive f32 bit pattern (all binades, subnormals included), a seventh of them
+    negated, and the specials: within PTX_AFN's bound (absolute 2^-20)."""
+    from coopdialect.math_bounds import ptx_bound
+
+    with np.errstate(invalid="ignore"):
+        bits = np.arange(0, 1 << 31, 4096, dtype=np.uint32).view(np.float32).astype(np.float64)
+    pos = np.concatenate([np.linspace(0.0, 4.5, 1 << 20), bits])
+    x = np.concatenate([pos, -pos[::7], _SPECIALS]).astype(np.float32).astype(np.float64)
+    exact = _exact_erf(x)
+    got = erf_fast_model(x, ex2_ulps, relative=False).astype(np.float64)
+    # erf(+-0) = 1 - 2^0 is +-0 only where ex2.approx gives 2^0 = 1 exactly (the ISA allows 2 ulp)
+    _check_specials(got, x, zeros=ex2_ulps == 0)
+    ok = np.isfinite(x)
+    tol = ptx_bound("math.erf", "f32", afn=True).tolerance([x[ok]], exact[ok], "f32")
+    err = np.abs(got[ok] - exact[ok])
+    assert (err <= tol).all(), (x[ok][err > tol][:4], err[err > tol][:4], tol[err > tol][:4])
+
+
+def test_fast_erf_fit() -> None:
+    """The log2(erfc) polynomial against float64 erfc on a grid 7 times finer than the fit's
+    points: its weighted error (relative error of erf above the split, absolute below) is what
+    the fit reports, and below 2^-20.3, so the roundings of the sequence have room under the
+    bounds."""
+    a = np.linspace(0, approx.ERF_FAST_CLAMP, 7001)
+    p = sum(c * a ** (k + 1) for k, c in enumerate(approx.ERF_FAST_LOG2_ERFC))
+    erfc = np.array([math.erfc(v) for v in a])
+    erf = np.array([math.erf(v) for v in a])
+    err = np.abs(erfc * (np.exp2(p - np.log2(erfc)) - 1)) / np.maximum(erf, math.erf(approx.ERF_FAST_SPLIT))
+    assert np.max(err) <= approx.ERF_FAST_FIT * 1.01 and approx.ERF_FAST_FIT < 2.0 ** -20.3
+    # the Taylor piece: the first omitted term at the split, relative
+    assert approx.ERF_FAST_SPLIT ** 4 / 10 < 2.0 ** -19.3
+    assert math.erfc(approx.ERF_FAST_CLAMP) < 2.0 ** -25

@@ -13,14 +13,20 @@ of each sequence (docs/math.md has the table, tests/gpu/test_gpu_math.py measure
   (absolute 2^-22 in (0.5, 2), relative 2^-22 elsewhere); log `lg2.approx.f32` times ln 2
   (absolute 2^-22 in (0.5, 2), relative 1.5 * 2^-22 elsewhere); sqrt `sqrt.rn.f32` (correctly
   rounded); rsqrt `rsqrt.approx.f32` (relative 2^-22.9); tanh and erf the f32 sequences of
-  `coopdialect.math_approx` (Horner with `fma.rn`, exp as above, `div.rn`); absf `abs.f32`;
-  fma `fma.rn.f32`; floor/ceil/trunc/roundeven `cvt.rmi/rpi/rzi/rni.f32.f32`; maxnumf/minnumf
-  `max.f32`/`min.f32` (a NaN operand gives the other) - all exact;
-* f16 and bf16: the f32 computation, rounded once with `cvt.rn.{f16,bf16}.f32` (so within half
-  an ulp of the type plus the f32 error, which is below 2^-17 relative for every op but tanh),
-  except tanh (`tanh.approx.f32`, relative 2^-11, then rounded: 1.5 ulp) and the exact
-  ones: fma `fma.rn.{f16,bf16}`, absf a mask of the sign bit, max/min `max/min.{f16,bf16}`;
-  sqrt through f32 is correctly rounded (24 >= 2p + 2 bits);
+  `coopdialect.math_approx` (Horner with `fma.rn`, exp as above, `div.rn`); erf marked
+  `fastmath<afn>` the fast erf without its small piece (`erf_fast_f32`: `min.NaN.f32`
+  (9.7.3.11), Horner, one `ex2.approx.ftz.f32`, `sub.rn`, `copysign`; absolute 2^-20); absf
+  `abs.f32`; fma `fma.rn.f32`; floor/ceil/trunc/roundeven `cvt.rmi/rpi/rzi/rni.f32.f32`;
+  maxnumf/minnumf `max.f32`/`min.f32` (a NaN operand gives the other) - all exact;
+* f16 and bf16: computed in f32, rounded once with `cvt.rn.{f16,bf16}.f32` (so within half an
+  ulp of the type plus the f32 error, which is at most 2^-16 relative for every op but tanh)
+  by the cheaper f32 forms that rounding allows: exp `ex2.approx.f32` of the rounded x*log2(e)
+  without the correction, erf the fast erf with its Taylor piece below 1/16 (relative 2^-18),
+  tanh `tanh.approx.f32` (relative 2^-11, then rounded: 1.5 ulp); for f16 the special-function
+  instructions take `.ftz` (an f16 operand widened is never an f32 subnormal, and an f32 result
+  below 2^-126 rounds to an f16 zero, so no result changes); the exact ones stay exact: fma
+  `fma.rn.{f16,bf16}`, absf a mask of the sign bit, max/min `max/min.{f16,bf16}`; sqrt through
+  f32 is correctly rounded (24 >= 2p + 2 bits);
 * f64: sqrt `sqrt.rn.f64`, rsqrt `div.rn.f64(1, sqrt.rn.f64)`, absf, fma, floor, ceil, trunc,
   roundeven, maxnumf, minnumf; the `.approx` instructions are f32 only, so exp, log, tanh and
   erf of f64 are refused.
@@ -35,6 +41,7 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import arith, math
+from xdsl.dialects.arith import FastMathFlag
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
@@ -114,6 +121,27 @@ def erf_f32(lw: KernelLowering, x: SSAValue) -> SSAValue:
     return lw.inst(ptx.SelpOp, ".f32", [small, big, inside], "f32")
 
 
+def erf_fast_f32(lw: KernelLowering, x: SSAValue, relative: bool) -> SSAValue:
+    """erf in f32 by the fast sequence of `coopdialect.math_approx`: x's sign on 1 - 2^p(a),
+    a = |x| clamped to ERF_FAST_CLAMP (`min.NaN`, sm_80: a NaN stays a NaN), p by Horner with
+    `fma.rn`, 2^p by `ex2.approx.ftz.f32` (p is 0 or a normal number in [p(4), 0) unless |x| is
+    below 2^-126, where the flushed 0 gives 2^0 = 1 and erf 0: within the absolute bound). With
+    `relative`, |x| < ERF_FAST_SPLIT selects the Taylor piece x (c1 + c3 x^2) instead (relative
+    error <= ERF_FAST_BOUND_REL); without, absolute error <= ERF_FAST_BOUND_ABS."""
+    a = _f(lw, ptx.AbsOp, ".f32", x)
+    c = _f(lw, ptx.MinOp, ".NaN.f32", a, _c(lw, approx.ERF_FAST_CLAMP))
+    p = _f(lw, ptx.MulOp, ".rn.f32", c, _horner(lw, approx.ERF_FAST_LOG2_ERFC, c))
+    e = _f(lw, ptx.Ex2Op, ".approx.ftz.f32", p)
+    big = _f(lw, ptx.CopysignOp, ".f32", x, _f(lw, ptx.SubOp, ".rn.f32", _c(lw, 1.0), e))
+    if not relative:
+        return big
+    z = _f(lw, ptx.MulOp, ".rn.f32", x, x)
+    c1, c3 = approx.ERF_FAST_SMALL
+    small = _f(lw, ptx.MulOp, ".rn.f32", x, _f(lw, ptx.FmaOp, ".rn.f32", z, _c(lw, c3), _c(lw, c1)))
+    inside = lw.inst(ptx.SetpOp, ".lt.f32", [a, _c(lw, approx.ERF_FAST_SPLIT)], "pred")
+    return lw.inst(ptx.SelpOp, ".f32", [small, big, inside], "f32")
+
+
 def _log_f32(lw: KernelLowering, x: SSAValue) -> SSAValue:
     return _f(lw, ptx.MulOp, ".rn.f32", _f(lw, ptx.Lg2Op, ".approx.f32", x), _c(lw, LN2))
 
@@ -129,6 +157,9 @@ F32_SEQUENCES: dict[type[Operation], Callable[[KernelLowering, SSAValue], SSAVal
     math.TanhOp: tanh_f32,
     math.ErfOp: erf_f32,
 }
+# the single special-function instructions (log: lg2 times ln 2)
+_SPECIAL = {math.Exp2Op: ptx.Ex2Op, math.Log2Op: ptx.Lg2Op, math.LogOp: ptx.Lg2Op,
+            math.RsqrtOp: ptx.RsqrtOp}
 _ROUNDING = {math.FloorOp: ".rmi", math.CeilOp: ".rpi", math.TruncOp: ".rzi",
              math.RoundEvenOp: ".rni"}
 _MIN_MAX = {arith.MaxnumfOp: ptx.MaxOp, arith.MinnumfOp: ptx.MinOp}
@@ -140,9 +171,10 @@ def _kind(t: Attribute) -> str:
 
 
 def emit_math(lw: KernelLowering, op_class: type[Operation], t: Attribute,
-              args: list[SSAValue]) -> SSAValue:
+              args: list[SSAValue], afn: bool = False) -> SSAValue:
     """The register holding `op_class` applied to registers `args` of element type `t` (f16,
-    bf16, f32, f64; see the module docstring). Raises DiagnosticException for an op or type
+    bf16, f32, f64; see the module docstring); `afn`: the op allows an approximate function
+    (MLIR's `fastmath<afn>`), which f32 erf takes. Raises DiagnosticException for an op or type
     without a lowering."""
     name = op_class.name
     if not isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type):
@@ -177,14 +209,26 @@ def emit_math(lw: KernelLowering, op_class: type[Operation], t: Attribute,
         raise DiagnosticException(f"{name} of f64 has no PTX lowering (the .approx special-function "
                                   "instructions are f32)")
     if kind == "f32":
+        if afn and op_class is math.ErfOp:
+            return erf_fast_f32(lw, x, relative=False)
         return F32_SEQUENCES[op_class](lw, x)
     wide = lw.inst(ptx.CvtOp, f".f32.{sfx}", [x], "f32")
+    # An f16 operand widened is never an f32 subnormal, and an f32 result below 2^-126 rounds to
+    # an f16 zero: .ftz changes no f16 result and saves the subnormal scaling around the MUFU op.
+    # bf16 has f32's exponent range, so its subnormals need the plain forms.
+    ftz = ".ftz" if isinstance(t, Float16Type) else ""
     if op_class is math.TanhOp:  # 2^-11 relative: within an ulp of f16/bf16 before rounding
         r = lw.inst(ptx.TanhOp, ".approx.f32", [wide], "f32")
     elif op_class is math.ExpOp:  # finite nonzero results need |x| < 104: x*log2(e) rounded costs
         # < 2^-17 relative, far below an f16/bf16 ulp
-        r = lw.inst(ptx.Ex2Op, ".approx.f32", [lw.inst(ptx.MulOp, ".rn.f32", [wide, _c(lw, LOG2E_HI)],
-                                                        "f32")], "f32")
+        r = lw.inst(ptx.Ex2Op, f".approx{ftz}.f32",
+                    [lw.inst(ptx.MulOp, ".rn.f32", [wide, _c(lw, LOG2E_HI)], "f32")], "f32")
+    elif op_class is math.ErfOp:
+        r = erf_fast_f32(lw, wide, relative=True)
+    elif op_class in _SPECIAL:
+        r = lw.inst(_SPECIAL[op_class], f".approx{ftz}.f32", [wide], "f32")
+        if op_class is math.LogOp:
+            r = _f(lw, ptx.MulOp, ".rn.f32", r, _c(lw, LN2))
     else:
         r = F32_SEQUENCES[op_class](lw, wide)
     return lw.inst(ptx.CvtOp, f".rn.{sfx}.f32", [r], "b16")
@@ -197,8 +241,10 @@ def emit_math(lw: KernelLowering, op_class: type[Operation], t: Attribute,
 def _math(lw: KernelLowering, op: Operation) -> None:
     t = op.results[0].type
     regs = [lw.reg(lw.scalar(v)) for v in op.operands]
+    flags = getattr(op, "fastmath", None)
+    afn = flags is not None and FastMathFlag.APPROX_FUNC in flags.data
     try:
-        r = emit_math(lw, type(op), t, regs)
+        r = emit_math(lw, type(op), t, regs, afn)
     except DiagnosticException as e:  # located at this op, also inside an inlined function
         raise op_error(op, str(e)) from None
     lw.vmap[op.results[0]] = Scalar(t, reg=r)

@@ -31,6 +31,9 @@ DYN1 = ("--arg", "M=1024", "--arg", "N=512", "--arg", "K=256", "--shape", "A=102
         "--shape", "B=256x512", "--shape", "C=1024x512")
 DYN2 = ("--arg", "M=192", "--arg", "N=320", "--arg", "K=80", "--shape", "A=192x80",
         "--shape", "B=80x320", "--shape", "C=192x320")
+# the any-shape GEMM at a shape with partial tiles on every edge (128x256 tiles, K steps of 64)
+ANY = ("gemm_any", "--kernel", "gemm_f16", "--arg", "M=200", "--arg", "N=300", "--arg", "K=72",
+       "--shape", "A=200x72", "--shape", "Bt=300x72", "--shape", "D=200x300")
 CUDA = {  # name: coop-run arguments after the example's path ({q4_0}, {meta24}: the inputs below)
     "gemm_f16": ("gemm_f16", "--grid", "2,2,1", "--bench", "20"),
     "gemm_f16_64_large": ("gemm_f16_64_large", "--grid", "1,1,1"),
@@ -44,6 +47,7 @@ CUDA = {  # name: coop-run arguments after the example's path ({q4_0}, {meta24}:
     "softmax_rows": ("softmax_rows", "--grid", "1,4,1"),
     "dequant_q4": ("block_decode_load", "--kernel", "dequant_q4", "--grid", "8,4,1", *Q),
     "gemm_q4": ("block_decode_load", "--kernel", "gemm_q4", "--grid", "2,4,1", *Q),
+    "gemm_any_200x300x72": ANY,
 }
 VULKAN = {
     "gemm_f16": ("gemm_f16", "--grid", "2,2,1", "--bench", "20"),
@@ -67,6 +71,7 @@ VULKAN = {
                           "--pipeline", "fold-tensor-views"),
     "gemm_q4_folded": ("block_decode_load", "--kernel", "gemm_q4", "--grid", "2,4,1", *Q,
                        "--pipeline", "fold-tensor-views"),
+    "gemm_any_200x300x72": ANY,
 }
 
 
