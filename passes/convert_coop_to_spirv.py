@@ -92,6 +92,8 @@ _INT_BINARY = {arith.AddiOp: "OpIAdd", arith.SubiOp: "OpISub", arith.MuliOp: "Op
                arith.RemSIOp: "OpSRem", arith.AndIOp: "OpBitwiseAnd", arith.OrIOp: "OpBitwiseOr",
                arith.XOrIOp: "OpBitwiseXor", arith.ShLIOp: "OpShiftLeftLogical",
                arith.ShRUIOp: "OpShiftRightLogical", arith.ShRSIOp: "OpShiftRightArithmetic"}
+_BOOL_BINARY = {arith.AndIOp: "OpLogicalAnd", arith.OrIOp: "OpLogicalOr",
+                arith.XOrIOp: "OpLogicalNotEqual"}
 _FLOAT_BINARY = {arith.AddfOp: "OpFAdd", arith.SubfOp: "OpFSub", arith.MulfOp: "OpFMul",
                  arith.DivfOp: "OpFDiv"}
 _CASTS = {arith.ExtFOp: "OpFConvert", arith.TruncFOp: "OpFConvert", arith.SIToFPOp: "OpConvertSToF",
@@ -398,7 +400,14 @@ class _KernelLowering:
         self.set(op.result, self.const(raw, t))
 
     def lower_int_binary(self, op: Operation) -> None:
-        cls = _SPIRV_OPS[_INT_BINARY[type(op)]]
+        name = _INT_BINARY[type(op)]
+        t = op.results[0].type
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            # i1 is OpTypeBool, which the bitwise instructions do not take
+            if type(op) not in _BOOL_BINARY:
+                raise CoopError(op, f"{op.name} of i1 has no SPIR-V lowering (andi, ori, xori do)")
+            name = _BOOL_BINARY[type(op)]
+        cls = _SPIRV_OPS[name]
         lhs, rhs = (self.get(op, v) for v in op.operands)
         self.set(op.results[0], self.emit(cls(lhs, rhs, self.scalar_type(op, op.results[0].type))).results[0])
 

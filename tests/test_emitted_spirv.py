@@ -32,6 +32,8 @@ MODULES = [
     ("examples/gemm_any.mlir", ("khr",)),
     ("examples/gemm_any_bf16.mlir", ("khr",)),
     ("examples/gemm_bf16_wg.mlir", ("khr",)),
+    ("examples/attention.mlir", ("khr",)),  # 3-D layouts and view, i1 logic, exp2/log2
+    ("tests/filecheck/passes/convert_arith_logic_to_spirv.mlir", ("khr",)),
     ("tests/filecheck/passes/convert_coop_nv2_to_spirv.mlir", ("khr",)),
 ]
 CASES = [(path, flavor) for path, flavors in MODULES for flavor in flavors]

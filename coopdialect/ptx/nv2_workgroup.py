@@ -19,7 +19,10 @@ A workgroup of W = n/128 warpgroups (n = coop.workgroup_size invocations, a mult
   `bar.sync`; consecutive staged loads (A then B) share one leading and one trailing barrier.
 * mul_add with staged A and B: each warpgroup issues K/16 chained
   `wgmma.mma_async.m64nNk16.f32` on its 64 rows of A (descriptor + 2048·v bytes) and all of
-  B, between `wgmma.fence` and `commit_group`/`wait_group 0` (as wgmma.py).
+  B, between `wgmma.fence` and `commit_group`/`wait_group 0` (as wgmma.py). An A that is a
+  `coop.convert` of an f16/bf16 accumulator (nv2_rules) stays in registers: the accumulator's
+  elements of columns 16s..16s+15 are wgmma's register A fragment of K slice s, so the same
+  chain takes A as four packed .b32 registers per slice (the RS form, as FlashAttention's P·V).
 * store_tensor / load_tensor of an accumulator: per element, as at subgroup scope.
 
 Object of a staged A/B load must be uniform (a composite_construct) when an element can be
@@ -81,7 +84,7 @@ def _warpgroup(lw: KernelLowering, n: int) -> Aff:
     return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
 
 
-def _check_acc(lw: KernelLowering, op, t: coop.MatrixType, mma: bool = False) -> int:
+def check_acc(lw: KernelLowering, op, t: coop.MatrixType, mma: bool = False) -> int:
     """Threads of the workgroup; CoopError unless `t` is an accumulator this layout holds (one
     element per register: f32 for a wgmma product (`mma`), any 8- to 32-bit type otherwise)."""
     n = _threads(lw, op)
@@ -106,7 +109,7 @@ def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff,
     own = lw.workgroup_acc_positions(op, t)
     if own is not None:
         return own
-    n = _check_acc(lw, op, t)
+    n = check_acc(lw, op, t)
     lay = fr.wgmma_acc_layout(t.columns)
     g, q, w = lw.lane_geometry()
     row = af.add(af.add(af.atom(g, 0, 7), af.scale(af.atom(w, 0, 3), 16)),
@@ -346,16 +349,39 @@ def _descriptor(lw: KernelLowering, addr: SSAValue) -> SSAValue:
     return lw.inst(ptx.OrOp, ".b64", [t, lw.imm("b64", f"0x{DESC_STRIDES:016X}")], "b64")
 
 
+def _register_a(lw: KernelLowering, op, a: Frag) -> list[list[SSAValue]]:
+    """The A operand of each K slice of 16 as the four .b32 registers of wgmma's register form:
+    a Workgroup-scope MatrixA whose registers are in the accumulator order (nv2_rules' convert
+    of an accumulator), so that slice s is elements 8s..8s+7, (a_2i, a_2i+1) packed into
+    register i (PTX ISA 9.7.15.5.1: a0, a1 at row g, k 2q, 2q+1; a2, a3 at row g + 8; a4..a7 the
+    same at k + 8: the accumulator's elements of columns 16s..16s+15)."""
+    t = a.ty
+    wgs = _threads(lw, op) // 128
+    if t.rows != 64 * wgs or t.columns % 16 or coop.bit_width(t.element_type) != 16:
+        raise op_error(op, f"workgroup-scope MatrixA {t.rows}x{t.columns}x{t.element_type} in "
+                           f"registers with {wgs} warpgroup(s): must be {64 * wgs}xK, K a "
+                           "multiple of 16, of f16 or bf16")
+    if lw.workgroup_acc_positions(op, t) is not None:
+        raise op_error(op, "a Workgroup-scope A in registers needs the op-by-op accumulator "
+                           "layout (not that of a staged kernel's consumer warpgroups)")
+    regs = a.regs
+    return [[lw.emit(ptx.PackOp(".b32", [regs[8 * s + 2 * i], regs[8 * s + 2 * i + 1]],
+                                ptx.B32)).out for i in range(4)]
+            for s in range(t.columns // 16)]
+
+
 @rule(coop.MulAddOp)
 def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     a, b = lw.vmap[op.a], lw.vmap[op.b]
     if not isinstance(a, StagedTile) and not isinstance(b, StagedTile):
         return _prev_mul_add(lw, op)
-    if not (isinstance(a, StagedTile) and isinstance(b, StagedTile)):
-        raise op_error(op, "workgroup-scope A and B must both come from coop.load_tensor")
+    in_regs = isinstance(a, Frag) and op.a.type.scope_value == Scope.Workgroup
+    if not (isinstance(a, StagedTile) or in_regs) or not isinstance(b, StagedTile):
+        raise op_error(op, "workgroup-scope B must come from coop.load_tensor, and A from "
+                           "coop.load_tensor or a coop.convert of an accumulator")
     ta, tb, tc = op.a.type, op.b.type, op.c.type
-    n = _check_acc(lw, op, tc, mma=True)
-    _check_acc(lw, op, op.result.type, mma=True)
+    n = check_acc(lw, op, tc, mma=True)
+    check_acc(lw, op, op.result.type, mma=True)
     if type(ta.element_type) is not type(tb.element_type):
         raise op_error(op, "wgmma needs A and B of the same type")
     if op.operand_flags:
@@ -364,21 +390,28 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     N, K = tb.columns, ta.columns
     c = lw.vmap[op.c]
     lw.comment(f"{op.name} {ta.rows}x{N}x{K}: {K // 16} x wgmma.mma_async.m64n{N}k16 per "
-               f"warpgroup ({n // 128} warpgroups)")
+               f"warpgroup ({n // 128} warpgroups), A in "
+               f"{'registers' if in_regs else 'shared memory'}")
     ar = Arith(lw)
-    wg = _warpgroup(lw, n)
-    a_base = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(wg, 64 // 8 * SBO))) \
-        if n > 128 else a.addr
+    operands = []
+    if in_regs:
+        a_slices = _register_a(lw, op, a)
+    else:
+        wg = _warpgroup(lw, n)
+        a_base = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(wg, 64 // 8 * SBO))) \
+            if n > 128 else a.addr
     acc = [lw.inst(ptx.MovOp, ".f32", [r], "f32") for r in c.regs]
-    descs = []
     for s in range(K // 16):
-        da = a_base if s == 0 else lw.inst(ptx.AddOp, ".s64", [a_base, lw.imm(
-            "b64", str(s * a.mn * 32))], "b64")
         db = b.addr if s == 0 else lw.inst(ptx.AddOp, ".s64", [b.addr, lw.imm(
             "b64", str(s * b.mn * 32))], "b64")
-        descs.append((_descriptor(lw, da), _descriptor(lw, db)))
+        if in_regs:
+            operands.append((a_slices[s], _descriptor(lw, db)))
+            continue
+        da = a_base if s == 0 else lw.inst(ptx.AddOp, ".s64", [a_base, lw.imm(
+            "b64", str(s * a.mn * 32))], "b64")
+        operands.append((_descriptor(lw, da), _descriptor(lw, db)))
     lw.emit(ptx.WgmmaFenceOp())
-    for da, db in descs:
+    for da, db in operands:
         mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{N}k16.f32.{et}.{et}", da, db, acc))
         acc = list(mma.outs)
     lw.emit(ptx.WgmmaCommitGroupOp())
