@@ -15,7 +15,8 @@
 // these.)
 //
 // Fast on sm_90a: coop-opt gemm_any_bf16.mlir -p 'pipeline-coop-loads{stages=4},convert-coop-to-ptx{persistent=true}'
-// (SPIR-V has bf16 only with SPV_KHR_bfloat16.)
+// SPIR-V: coop-opt gemm_any_bf16.mlir -p convert-coop-to-spirv -t spirv (SPV_KHR_bfloat16, for a
+// target whose description says "bfloat16": true, such as h200-vulkan; docs/vulkan.md).
 !L = !tensor_addr.layout<2, Constant>
 !L1 = !tensor_addr.layout<1, Constant>
 !L3 = !tensor_addr.layout<3, Constant>

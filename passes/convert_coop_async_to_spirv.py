@@ -157,8 +157,9 @@ def lower_alloc(low, op: coop_async.AllocWorkgroupOp) -> None:
         n = -(-n // pitch) * (pitch + pad)
     elem = VEC if per_piece > 1 else t.element_type
     count = -(-n // per_piece)
-    stride = 16 if per_piece > 1 else coop.bit_width(t.element_type) // 8
-    ptr = sp.PointerType(sp.ArrayType(count, elem, stride), "Workgroup")
+    # no ArrayStride: Workgroup memory has no explicit layout without
+    # WorkgroupMemoryExplicitLayoutKHR (VUID-StandaloneSpirv-None-10684)
+    ptr = sp.PointerType(sp.ArrayType(count, elem), "Workgroup")
     sym = f"{low.name}_wg{len(low.workgroup)}"
     low.globals.append(sp.GlobalVariableOp(sym, ptr))
     low.interface.append(sym)

@@ -169,13 +169,13 @@ def referenced_functions(module_ops) -> dict[str, Operation]:
     return out
 
 
-def lower_helper_function(lowering_cls, fn: func.FuncOp, flavor: str) -> list[Operation]:
+def lower_helper_function(lowering_cls, fn: func.FuncOp, flavor: str, target=None) -> list[Operation]:
     """A referenced `func.func` as a `spirv.func` with parameters: straight-line arith code and a
     `func.return` of one value (OpReturnValue). Tangled instructions are not allowed there (spec),
     and none of the lowered arith ops is one. A DecodeFunc goes to `convert_decode_func_to_spirv`."""
     if _decode.is_decode_function(fn):
-        return _decode.lower_decode_function(lowering_cls, fn, flavor)
-    low = lowering_cls(fn, flavor, helper=True)
+        return _decode.lower_decode_function(lowering_cls, fn, flavor, target)
+    low = lowering_cls(fn, flavor, helper=True, target=target)
     for i, t in enumerate(fn.function_type.inputs):
         if isinstance(t, MemRefType):
             raise CoopError(fn, f"parameter {i} of a function used by a coop op is a memref: only "

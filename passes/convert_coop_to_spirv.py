@@ -73,6 +73,7 @@ from coopdialect.dialects.spirv_dialect import SPIRV
 from coopdialect.spirv import push_constants
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.requirements import apply_requirements
+from coopdialect.targets import Target, TargetError, get_target
 from coopdialect.passes.spirv_memory_operand import memory_operand
 
 _SPIRV_OPS: dict[str, type[Operation]] = {
@@ -91,6 +92,8 @@ _INT_BINARY = {arith.AddiOp: "OpIAdd", arith.SubiOp: "OpISub", arith.MuliOp: "Op
                arith.RemSIOp: "OpSRem", arith.AndIOp: "OpBitwiseAnd", arith.OrIOp: "OpBitwiseOr",
                arith.XOrIOp: "OpBitwiseXor", arith.ShLIOp: "OpShiftLeftLogical",
                arith.ShRUIOp: "OpShiftRightLogical", arith.ShRSIOp: "OpShiftRightArithmetic"}
+_BOOL_BINARY = {arith.AndIOp: "OpLogicalAnd", arith.OrIOp: "OpLogicalOr",
+                arith.XOrIOp: "OpLogicalNotEqual"}
 _FLOAT_BINARY = {arith.AddfOp: "OpFAdd", arith.SubfOp: "OpFSub", arith.MulfOp: "OpFMul",
                  arith.DivfOp: "OpFDiv"}
 _CASTS = {arith.ExtFOp: "OpFConvert", arith.TruncFOp: "OpFConvert", arith.SIToFPOp: "OpConvertSToF",
@@ -125,9 +128,10 @@ class _KernelLowering:
     """Lowers one kernel `func.func` into SPIR-V ops; one `lower_*` method per source op kind."""
 
     def __init__(self, kernel: func.FuncOp, flavor: str, helper: bool = False, workgroup_pad: int = 16,
-                 workgroup_copies: str = "registers"):
+                 workgroup_copies: str = "registers", target: Target | None = None):
         self.kernel = kernel
         self.flavor = flavor
+        self.target = target
         # the staged form (convert_coop_async_to_spirv): Workgroup buffers, row padding in bytes,
         # and the 16-byte views of storage buffers its vector copies read through
         self.workgroup: dict[SSAValue, _async.WorkgroupBuffer] = {}
@@ -217,6 +221,11 @@ class _KernelLowering:
                 raise CoopError(op, f"{t} has no Use: NV matrices need convert-coop-to-spirv{{flavor=nv}}")
             return sp.CooperativeMatrixType(t.rows, t.columns, t.element_type, t.scope_value.value,
                                             t.use_value.value)
+        if isinstance(t.element_type, BFloat16Type):
+            # SPV_KHR_bfloat16's BFloat16CooperativeMatrixKHR covers OpTypeCooperativeMatrixKHR
+            # only; VK_NV_cooperative_matrix has no bf16 component type
+            raise CoopError(op, f"{t}: bf16 cooperative matrices need flavor=khr (SPV_KHR_bfloat16 "
+                                "allows bf16 in OpTypeCooperativeMatrixKHR only)")
         return sp.NVCooperativeMatrixType(t.rows, t.columns, t.element_type, t.scope_value.value)
 
     def buffer_pointer(self, op: Operation, memref: SSAValue, offset: SSAValue) -> SSAValue:
@@ -391,7 +400,14 @@ class _KernelLowering:
         self.set(op.result, self.const(raw, t))
 
     def lower_int_binary(self, op: Operation) -> None:
-        cls = _SPIRV_OPS[_INT_BINARY[type(op)]]
+        name = _INT_BINARY[type(op)]
+        t = op.results[0].type
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            # i1 is OpTypeBool, which the bitwise instructions do not take
+            if type(op) not in _BOOL_BINARY:
+                raise CoopError(op, f"{op.name} of i1 has no SPIR-V lowering (andi, ori, xori do)")
+            name = _BOOL_BINARY[type(op)]
+        cls = _SPIRV_OPS[name]
         lhs, rhs = (self.get(op, v) for v in op.operands)
         self.set(op.results[0], self.emit(cls(lhs, rhs, self.scalar_type(op, op.results[0].type))).results[0])
 
@@ -584,17 +600,29 @@ def _register_rules() -> None:
         r[cls] = _encodable_first(fn)
 
 
+# SPV_KHR_bfloat16 allows bf16 values in memory, conversions, composites and cooperative-matrix
+# multiply-adds, but in no arithmetic instruction (spirv-val: "FAdd doesn't support BFloat16
+# type"), matrices included; arithmetic on bf16 needs SPV_EXT_bfloat16_arithmetic
+_BF16_ARITHMETIC = (*coop.ELEMENTWISE_UNARY, *coop.ELEMENTWISE_BINARY, coop.MatrixTimesScalarOp,
+                    *_FLOAT_BINARY, arith.NegfOp, arith.CmpfOp)
+
+
 def _encodable_first(rule: Callable[[_KernelLowering, Operation], None]):
     """`rule`, after refusing (on the op) a type the SPIR-V writer cannot encode: otherwise the
     writer would refuse it later, at the spirv.module, far from the line that needs fixing."""
     def checked(self: _KernelLowering, op: Operation) -> None:
+        if (isinstance(op, _BF16_ARITHMETIC) or op.name.startswith("math.")) and any(
+                isinstance(getattr(v.type, "element_type", v.type), BFloat16Type) for v in op.operands):
+            raise CoopError(op, "bf16 arithmetic has no SPIR-V form: SPV_KHR_bfloat16 allows bf16 "
+                                "in memory, conversions and multiply-adds only (convert to f32 first)")
         for v in (*op.operands, *op.results):
             t = v.type
             elem = t.element_type if isinstance(t, coop.MatrixType | MemRefType) else t
-            if isinstance(elem, BFloat16Type):
-                raise CoopError(op, "bf16 needs SPV_KHR_bfloat16, which the SPIR-V grammar in use "
-                                    "does not have")
-            if isinstance(elem, AnyFloat) and not isinstance(elem, Float16Type | Float32Type | Float64Type):
+            if isinstance(elem, BFloat16Type) and not (self.target and self.target.bfloat16):
+                name = self.target.name if self.target else "none"
+                raise CoopError(op, f"bf16 needs SPV_KHR_bfloat16 (VK_KHR_shader_bfloat16), which "
+                                    f"target '{name}' does not have (its description's \"bfloat16\")")
+            if isinstance(elem, AnyFloat) and not isinstance(elem, BFloat16Type | Float16Type | Float32Type | Float64Type):
                 raise CoopError(op, f"type {elem} has no SPIR-V lowering (OpTypeFloat is 16, 32 or 64 bits)")
             if isinstance(elem, IntegerType) and elem.width.data not in (1, 8, 16, 32, 64):
                 raise CoopError(op, f"type {elem} has no SPIR-V lowering (OpTypeInt is 8, 16, 32 or 64 bits)")
@@ -629,8 +657,19 @@ class ConvertCoopToSpirvPass(ModulePass):
     """How the staged form's copies are done: `registers` (a stages=2 loop issues the next
     iteration's global loads right after its wait and holds them in registers over the compute;
     two slots share one buffer) or `direct` (each copy loads and stores at its issue point)."""
+    target: str = "h200-vulkan"
+    """The Vulkan target description (`coop-opt --list-targets`, or a .json path) whose optional
+    SPIR-V features the module may use: bf16 (SPV_KHR_bfloat16) only where it says `bfloat16`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            target = get_target(str(self.target))
+        except TargetError as e:
+            raise CoopError(None, f"convert-coop-to-spirv: {e.detail}",
+                            where=e.file or "<command line>") from None
+        if target.api != "vulkan":
+            raise CoopError(None, f"convert-coop-to-spirv: target '{target.name}' is a {target.api} "
+                                  "target, not a Vulkan one", where="<command line>")
         if self.workgroup_copies not in ("registers", "direct"):
             raise CoopError(None, "convert-coop-to-spirv: workgroup_copies must be registers or "
                             f"direct, got '{self.workgroup_copies}'", where="<command line>")
@@ -649,12 +688,12 @@ class ConvertCoopToSpirvPass(ModulePass):
                 raise CoopError(k, "a kernel declaration has no body to lower")
             check_kernel_interface(k)  # the rule convert-coop-to-ptx applies too
             contents += _KernelLowering(k, self.flavor, workgroup_pad=self.workgroup_pad,
-                                        workgroup_copies=self.workgroup_copies).run()
+                                        workgroup_copies=self.workgroup_copies, target=target).run()
         for k in funcs:
             if k.sym_name.data in helper_names:
                 if k.is_declaration:
                     raise CoopError(k, "a function used by a coop op needs a body to lower")
-                contents += _nv2.lower_helper_function(_KernelLowering, k, self.flavor)
+                contents += _nv2.lower_helper_function(_KernelLowering, k, self.flavor, target)
         others = [o for o in op.body.blocks[0].ops if not isinstance(o, func.FuncOp)]
         if others:
             raise CoopError(others[0], "only func.func kernels may appear at module level")

@@ -68,7 +68,7 @@ def addressing_model(ops) -> str:
     return "Logical"
 
 
-def lower_decode_function(lowering_cls, fn: func.FuncOp, flavor: str) -> list[Operation]:
+def lower_decode_function(lowering_cls, fn: func.FuncOp, flavor: str, target=None) -> list[Operation]:
     """`fn` (a DecodeFunc, see the module docstring) as [constants..., spirv.func]."""
     ins = fn.function_type.inputs.data
     mem_t = ins[0]
@@ -84,7 +84,7 @@ def lower_decode_function(lowering_cls, fn: func.FuncOp, flavor: str) -> list[Op
     dim = (len(ins) - 2) // 2
     elem = mem_t.element_type
     size = coop.bit_width(elem) // 8
-    low = lowering_cls(fn, flavor, helper=True)
+    low = lowering_cls(fn, flavor, helper=True, target=target)
     arr_t = sp.ArrayType(dim, i32)
     outs = [low.scalar_type(fn, t) for t in fn.function_type.outputs]
     low.fn = sp.FuncOp(low.name, FunctionType.from_lists([decode_pointer_type(elem), arr_t, arr_t], outs))

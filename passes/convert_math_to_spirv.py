@@ -1,4 +1,5 @@
-"""convert-coop-to-spirv rules for the `math` dialect (and arith.maxnumf/minnumf): each op is one
+"""convert-coop-to-spirv rules for the `math` dialect (and arith.maxnumf/minnumf, the integer
+min/max arith.minsi/maxsi/minui/maxui): each op is one
 `OpExtInst` of the GLSL.std.450 extended instruction set (instruction numbers from the generated
 grammar tables), except math.erf, which GLSL.std.450 lacks and which becomes the f32 sequence of
 `coopdialect.math_approx`. Registered into `_KernelLowering.RULES` when
@@ -13,7 +14,7 @@ inherited from OpFMul followed by OpFAdd (a driver need not fuse), the rounding 
 nmin/nmax correctly rounded. By default a driver may also flush subnormals and assume no NaN or
 infinity (no float-controls execution modes are emitted).
 
-Refused with one line at the op: bf16 (no SPIR-V type in the grammar in use, as for all ops), an
+Refused with one line at the op: bf16 (SPV_KHR_bfloat16 has no arithmetic on it), an
 f64 operand of an instruction GLSL.std.450 defines only for 16- and 32-bit floats, and the math
 ops without a lowering here (expm1, log1p, log10, cbrt, round, copysign, fpowi, the integer ops
 other than absi).
@@ -43,6 +44,7 @@ EXT_INST: dict[type[Operation], str] = {
     math.AtanhOp: "Atanh", math.AbsFOp: "FAbs", math.AbsIOp: "SAbs", math.FmaOp: "Fma",
     math.FloorOp: "Floor", math.CeilOp: "Ceil", math.TruncOp: "Trunc",
     math.RoundEvenOp: "RoundEven", arith.MaxnumfOp: "NMax", arith.MinnumfOp: "NMin",
+    arith.MinSIOp: "SMin", arith.MaxSIOp: "SMax", arith.MinUIOp: "UMin", arith.MaxUIOp: "UMax",
 }
 
 # GLSL.std.450 (the specification's operand rules): these take 16- or 32-bit floats only

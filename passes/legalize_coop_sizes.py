@@ -140,6 +140,10 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
             continue
         members = [x for x in values if cls.find(x) is root]
         rows_, cols_ = v.type.get_shape()
+        if _uses_sparse(members):
+            # 2:4 sparse products (sparse_mma) have no tiling here: leave their matrices whole
+            tile[root] = (rows_, cols_)
+            continue
         best = None
         scope = v.type.scope_value.value
         cands = None
@@ -162,12 +166,13 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
                     if f.scope != scope or (scope == "Workgroup" and f.workgroup_invocations != invocations):
                         continue
                     gm, gn, gk = f.granularity
-                    g = {coop.Use.MatrixA: [(gm, gk)] if f.a in names else [],
-                         coop.Use.MatrixB: [(gk, gn)] if f.b in names else [],
-                         coop.Use.MatrixAcc: [(gm, gn)] if (f.c in names or f.result in names) else []}
-                    for gr, gc in g.get(use, []) if use is not None else []:
-                        if rows_ % gr == 0 and cols_ % gc == 0 and \
-                                max(rows_, cols_) <= target.flexible_max_dimension:
+                    tm, tn, tk = f.max_dimensions or (target.flexible_max_dimension,) * 3
+                    g = {coop.Use.MatrixA: [(gm, gk, tm, tk)] if f.a in names else [],
+                         coop.Use.MatrixB: [(gk, gn, tk, tn)] if f.b in names else [],
+                         coop.Use.MatrixAcc: [(gm, gn, tm, tn)]
+                         if (f.c in names or f.result in names) else []}
+                    for gr, gc, tr, tc in g.get(use, []) if use is not None else []:
+                        if rows_ % gr == 0 and cols_ % gc == 0 and rows_ <= tr and cols_ <= tc:
                             shapes.add((rows_, cols_))
             cands = shapes if cands is None else cands & shapes
         for r, c in cands or ():
@@ -190,6 +195,13 @@ def plan_kernel(kernel: func.FuncOp, target: Target, flexible: bool) -> _Plan:
                                    f"use and type: {', '.join(f'{a}x{b}' for a, b in near) or 'none'}")
         tile[root] = best[1]
     return _Plan(cls, tile)
+
+
+def _uses_sparse(members: Sequence[SSAValue]) -> bool:
+    """Whether a sparse_mma op defines or uses one of `members`."""
+    def sparse(op) -> bool:
+        return isinstance(op, Operation) and op.name.startswith("sparse_mma.")
+    return any(sparse(v.owner) or any(sparse(u.operation) for u in v.uses) for v in members)
 
 
 def _uses_nv2(members: Sequence[SSAValue]) -> bool:

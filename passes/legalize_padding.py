@@ -94,7 +94,7 @@ def choose_padding(target: Target, types, scope: str, sat: bool, k_split_ok: boo
             if scope == "Workgroup" and f.workgroup_invocations != invocations:
                 continue
             p = tuple(_ceil_to(d, g) for d, g in zip(mnk, f.granularity))
-            if max(p) <= target.flexible_max_dimension:
+            if f.allows(p, target.flexible_max_dimension):
                 cands.append(_Choice(p, p))  # stays one multiply-add
     if not cands:
         return None

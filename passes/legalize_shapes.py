@@ -77,14 +77,12 @@ def workgroup_invocations(kernel: func.FuncOp) -> int | None:
 def flexible_ok(target: Target, types, scope: str, saturating: bool, mnk: tuple[int, int, int],
                 invocations: int | None) -> bool:
     """Whether M×N×K is allowed whole by a flexible-dimension row of the target."""
-    if max(mnk) > target.flexible_max_dimension:
-        return False
     for f in target.flexible_dimensions:
         if f.types != tuple(types) or f.scope != scope or f.saturating != saturating:
             continue
         if scope == "Workgroup" and f.workgroup_invocations != invocations:
             continue
-        if all(d % g == 0 for d, g in zip(mnk, f.granularity)):
+        if f.allows(mnk, target.flexible_max_dimension):
             return True
     return False
 

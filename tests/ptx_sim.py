@@ -10,10 +10,12 @@ shuffled values and resumes the warp (or the CTA). A load or store outside a buf
 
 `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (PTX ISA 9.7.14.5.8 fragment figures) and
 `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}` / `m64nNk32{.satfinite}.s32.{s8,u8}.{s8,u8}`
-(accumulation wraps without .satfinite) with both operands in shared memory,
-K-major, no swizzle (9.7.15.5.1: descriptor start/LBO/SBO in 16-byte units at bits 0, 16, 32;
-core matrices of 8 rows x 16 bytes, LBO between core matrices along K, SBO along M/N; D
-fragment d_i at row 16w + g + 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
+(accumulation wraps without .satfinite) with B in shared memory, K-major, no swizzle (9.7.15.5.1:
+descriptor start/LBO/SBO in 16-byte units at bits 0, 16, 32; core matrices of 8 rows x 16
+bytes, LBO between core matrices along K, SBO along M/N) and A there too or (f16/bf16) in
+registers (four .b32 per thread, a_{2i}, a_{2i+1} in register i at row 16w + g + 8(i&1), column
+2q + 8(i>>1), the m16n8k16 A figure per warp w of the warpgroup); D fragment d_i at row 16w + g
++ 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
 (f64 products and sums, rounded once: exact for the small-integer data the tests use).
 wgmma.fence/commit_group/wait_group and fence.proxy.async order nothing here.
 
@@ -261,20 +263,33 @@ def _smem_matrix(shared, desc: int, rows: int, t: str) -> np.ndarray:
 
 def _wgmma(group, shared) -> list:
     """m64nNk16 f32 += A (64x16) * B (16xN) of f16/bf16, or m64nNk32 s32 += A (64x32) * B
-    (32xN) of s8/u8 (wrapping; .satfinite clamps), both from shared-memory descriptors."""
+    (32xN) of s8/u8 (wrapping; .satfinite clamps): B from a shared-memory descriptor, A from one
+    or (f16/bf16) from four registers per thread."""
     _, mods, imms, da, db, _acc = group[0]
     tokens = mods.strip(".").split(".")
     n = int(tokens[0][tokens[0].index("n") + 1:tokens[0].index("k")])
     sat = "satfinite" in tokens
     dt, at, bt = [x for x in tokens[1:] if x != "satfinite"]
     integer = dt == "s32"
-    want = "1" if integer else "1,1,1,0,0"
-    if imms.replace(" ", "") != want or dt not in ("f32", "s32") or (sat and not integer):
+    regs_a = isinstance(da, list)
+    want = "1" if integer else "1,1,1,0" if regs_a else "1,1,1,0,0"
+    if imms.replace(" ", "") != want or dt not in ("f32", "s32") or (sat and not integer) \
+            or (regs_a and integer):
         raise SimError(f"simulator lacks wgmma{mods} {imms}")
     for s in group:
-        if s[3] != da or s[4] != db:
+        if (not regs_a and s[3] != da) or s[4] != db:
             raise SimError("wgmma descriptors differ between threads of a warpgroup")
-    A = _smem_matrix(shared, da, 64, at)
+    if regs_a:
+        A = np.zeros((64, 16))
+        for tid, s in enumerate(group):
+            w, lane = tid >> 5, tid & 31
+            g, q = lane >> 2, lane & 3
+            for i, bits in enumerate(s[3]):
+                r, col = 16 * w + g + 8 * (i & 1), 2 * q + 8 * (i >> 1)
+                A[r, col] = float(_fval(bits & 0xFFFF, at))
+                A[r, col + 1] = float(_fval(bits >> 16, at))
+    else:
+        A = _smem_matrix(shared, da, 64, at)
     Bt = _smem_matrix(shared, db, n, bt)  # N x K
     D = np.zeros((64, n), object if integer else np.float64)
     for tid, s in enumerate(group):
@@ -418,7 +433,7 @@ class Kernel:
                     entries.append(("mma", op.mods.data, tuple(a), tuple(b_), tuple(c),
                                     tuple(op.outs)))
                 elif isinstance(op, ptx.WgmmaMmaAsyncOp):
-                    entries.append(("wgmma", op.mods.data, op.imms.data, op.desc_a, op.desc_b,
+                    entries.append(("wgmma", op.mods.data, op.imms.data, tuple(op.a), op.desc_b,
                                     tuple(op.acc), tuple(op.outs)))
                 elif isinstance(op, ptx.WgmmaFenceOp | ptx.WgmmaCommitGroupOp |
                                 ptx.WgmmaWaitGroupOp | ptx.FenceProxyAsyncOp |
@@ -468,7 +483,8 @@ class Kernel:
                     for o, v in zip(e[5], got):
                         regs[o] = v
                 else:  # wgmma
-                    got = yield ("wgmma", e[1], e[2], regs[e[3]], regs[e[4]],
+                    a = [regs[v] for v in e[3]]
+                    got = yield ("wgmma", e[1], e[2], a[0] if len(a) == 1 else a, regs[e[4]],
                                  [regs[v] for v in e[5]])
                     for o, v in zip(e[6], got):
                         regs[o] = v

@@ -96,3 +96,7 @@ def test_list_targets_gives_every_native_shape(capsys):
         for row in data.get("ptx", {}).get("wgmma", []):
             assert f"wgmma: m{row['m']}nNk{row['k']} {row['a']}*{row['b']}" in block
         assert block.count("flexible:") == len(data["flexible_dimensions"])
+        for row in data["flexible_dimensions"]:
+            top = "x".join(map(str, row["max"])) if "max" in row else data["flexible_max_dimension"]
+            assert (f"flexible: multiples of {'x'.join(map(str, row['granularity']))} up to {top}, "
+                    f"{row['a']}*{row['b']}+{row['c']}->{row['result']} ({row['scope']}") in block

@@ -360,10 +360,18 @@ def test_mlir_verifier_rules(tmp_path, capsys, body, line, message):
 
 
 def test_spirv_refuses_bf16_at_the_op(tmp_path, capsys):
+    """bf16 needs a target with VK_KHR_shader_bfloat16; bf16 arithmetic has no SPIR-V form."""
     src = _kernel(tmp_path, _KERNEL.format(body="  %c = arith.constant -0.0 : bf16\n"))
-    rc, _, err = _opt(capsys, str(src), "-p", "convert-coop-to-spirv", "-t", "spirv")
+    rc, _, err = _opt(capsys, str(src), "-p", "convert-coop-to-spirv{target=arm-mali}", "-t", "spirv")
     assert rc == 1 and _one_line(err) == (f"{src}:2:3: error: 'arith.constant' op bf16 needs "
-                                          "SPV_KHR_bfloat16, which the SPIR-V grammar in use does not have")
+                                          "SPV_KHR_bfloat16 (VK_KHR_shader_bfloat16), which target "
+                                          "'arm-mali' does not have (its description's \"bfloat16\")")
+    src = _kernel(tmp_path, _KERNEL.format(body="  %c = arith.constant -0.0 : bf16\n"
+                                                 "  %d = arith.addf %c, %c : bf16\n"))
+    rc, _, err = _opt(capsys, str(src), "-p", "convert-coop-to-spirv", "-t", "spirv")
+    assert rc == 1 and _one_line(err) == (f"{src}:3:3: error: 'arith.addf' op bf16 arithmetic has no "
+                                          "SPIR-V form: SPV_KHR_bfloat16 allows bf16 in memory, "
+                                          "conversions and multiply-adds only (convert to f32 first)")
 
 
 @pytest.mark.parametrize("backend", [["convert-coop-to-spirv", "spirv"], ["convert-coop-to-ptx", "ptx"]])

@@ -27,6 +27,13 @@ MODULES = [
     ("examples/conv_patch_clamped.mlir", ("khr",)),
     ("examples/softmax_rows.mlir", ("khr",)),
     ("examples/block_decode_load.mlir", ("khr",)),  # DecodeFunc: PhysicalStorageBuffer64
+    # any shape through clamped tensor layouts (f16, bf16), the Workgroup-tile bf16 GEMM: bf16
+    # needs SPV_KHR_bfloat16, whose cooperative matrices are KHR ones
+    ("examples/gemm_any.mlir", ("khr",)),
+    ("examples/gemm_any_bf16.mlir", ("khr",)),
+    ("examples/gemm_bf16_wg.mlir", ("khr",)),
+    ("examples/attention.mlir", ("khr",)),  # 3-D layouts and view, i1 logic, exp2/log2
+    ("tests/filecheck/passes/convert_arith_logic_to_spirv.mlir", ("khr",)),
     ("tests/filecheck/passes/convert_coop_nv2_to_spirv.mlir", ("khr",)),
 ]
 CASES = [(path, flavor) for path, flavors in MODULES for flavor in flavors]

@@ -15,7 +15,7 @@ def grammar_path() -> Path:
         return Path(os.environ["SPIRV_GRAMMAR"])
     if os.environ.get("SPIRV_TOOLS_CACHE"):
         return Path(os.environ["SPIRV_TOOLS_CACHE"]) / "spirv.core.grammar.json"
-    return Path.home() / ".cache/coopdialect/spirv-tools/spirv.core.grammar.json"
+    return Path.home() / ".cache/coopdialect/spirv-tools-forky/spirv.core.grammar.json"
 
 
 def test_regenerate_is_byte_identical(tmp_path):
@@ -25,7 +25,7 @@ def test_regenerate_is_byte_identical(tmp_path):
     path = grammar_path()
     if not path.is_file():
         pytest.fail(f"SPIR-V grammar not found at {path}: set SPIRV_GRAMMAR or SPIRV_TOOLS_CACHE "
-                    "(shared/tools/spirv-tools.sh installs it)")
+                    "(tools/install_spirv_tools.sh installs it)")
     out = tmp_path / "grammar_tables.py"
     subprocess.run([sys.executable, str(ROOT / "tools/gen_spirv_tables.py"), str(path), "-o", str(out)], check=True)
     assert out.read_bytes() == (ROOT / "coopdialect/spirv/grammar_tables.py").read_bytes()

@@ -147,9 +147,10 @@ def test_no_grid_for_a_kernel_that_declares_none():
 
 @pytest.mark.parametrize("m, n, k", SHAPES[:1])
 def test_legalize_to_mma_tiles_keeps_the_numbers(m, n, k):
-    """legalize-coop-sizes{target=sm90a-ptx} splits the 16x16 B/C tiles of the dynamic GEMM."""
+    """legalize-coop-sizes{target=sm90a-ptx flexible=false} splits the 16x16 B/C tiles of the
+    dynamic GEMM into m16n8k16 ones (flexible, the PTX backend takes them whole)."""
     module = api.parse_file(GEMM)
-    api.run_pipeline(module, "legalize-coop-sizes{target=sm90a-ptx}")
+    api.run_pipeline(module, "legalize-coop-sizes{target=sm90a-ptx flexible=false}")
     assert "16x8x" in str(module)
     a, b, c, want = _gemm_inputs(m, n, k)
     api.run_kernel(module, "gemm_dynamic", [a, b, c, m, n, k])

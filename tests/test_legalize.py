@@ -70,6 +70,19 @@ def program(row, m, n, k, b_col_major: bool, loop: bool, elementwise: bool) -> s
     return "\n".join(lines) + "\n"
 
 
+def assembles_for_sm90a(module, tmp_path) -> None:
+    """convert-coop-to-ptx takes a legalized `module` (a copy) and ptxas assembles the PTX
+    without a word: the PTX target's native shapes are the PTX backend's."""
+    from coopdialect.ptx import emit_ptx
+    from coopdialect.runtime.device import lower
+    from test_ptx_ptxas import _ptxas, find_ptxas
+
+    path = tmp_path / "legalized.ptx"
+    path.write_text(emit_ptx(lower(module.clone(), None, "convert-coop-to-ptx")))
+    rc, out = _ptxas(find_ptxas(), path)
+    assert rc == 0 and not out, f"ptxas: rc={rc}\n{out}"
+
+
 def data(rng, name: str, size: int):
     dt = MLIR[name][1]
     if name in ("f16", "bf16", "f32"):
@@ -94,7 +107,7 @@ def cases(draw):
 
 @SETTINGS
 @given(cases(), st.integers(0, 2**31))
-def test_pass_preserves_interpreter_results(case, seed):
+def test_pass_preserves_interpreter_results(tmp_path_factory, case, seed):
     name, row, m, n, k, col_b, loop, elementwise, flexible = case
     text = program(row, m, n, k, col_b, loop, elementwise)
     rng = np.random.default_rng(seed)
@@ -111,6 +124,8 @@ def test_pass_preserves_interpreter_results(case, seed):
     after = [a.copy(), b.copy(), c.copy()]
     run_kernel(module, "k", after, (1, 1, 1))
     assert after[2].tobytes() == before[2].tobytes()
+    if target.api == "ptx":
+        assembles_for_sm90a(module, tmp_path_factory.mktemp("ptx"))
 
 
 def test_largest_dividing_native_shape_is_chosen():
@@ -167,6 +182,18 @@ def test_shipped_targets_and_loader_errors(tmp_path):
     p.write_text(json.dumps({k: v for k, v in good.items() if k != "api"}))
     with pytest.raises(TargetError, match=r"\$.api: missing"):
         load_target(p)
+    flex = {"granularity": [16, 8, 16], "a": "f16", "b": "f16", "c": "f32", "result": "f32",
+            "saturating": False, "scope": "Subgroup", "workgroup_invocations": None}
+    for top, ok in (([32, 16, 48], True), ([32, 12, 48], False), ([32, 16], False)):
+        p.write_text(json.dumps(dict(good, flexible_dimensions=[dict(flex, max=top)],
+                                     flexible_max_dimension=64)))
+        if ok:
+            f = load_target(p).flexible_dimensions[0]
+            assert f.allows((32, 16, 48), 64) and not f.allows((48, 16, 16), 64)
+        else:
+            with pytest.raises(TargetError, match=r"\$.flexible_dimensions\[0\].max: expected "
+                                                  r"\[M, N, K\] positive multiples"):
+                load_target(p)
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,10 +254,11 @@ def buffer_size(name, m, n, k, win) -> int:
 
 @st.composite
 def padding_cases(draw):
-    target = get_target("h200-vulkan")
+    target_name = draw(st.sampled_from(["h200-vulkan", "sm90a-ptx"]))
+    target = get_target(target_name)
     rows = [r for r in target.cooperative_matrix if r.scope == "Subgroup" and r.c == r.result]
     row = draw(st.sampled_from(rows))
-    # every H200 native m, n, k is a multiple of 8: these never divide, so padding is needed
+    # every native m, n, k of both is a multiple of 8: these never divide, so padding is needed
     m, n, k = (8 * draw(st.integers(0, 3)) + draw(st.integers(1, 7)) for _ in range(3))
     wins = {}
     for name, (rr, cc) in (("A", (m, k)), ("B", (k, n)), ("C", (m, n))):
@@ -239,16 +267,17 @@ def padding_cases(draw):
             rr, cc = cc, rr
         c0 = draw(st.integers(0, 5))
         wins[name] = (layout, draw(st.integers(0, 3)), c0, c0 + cc + draw(st.integers(0, 4)))
-    return row, m, n, k, wins, draw(st.booleans()), draw(st.booleans()), draw(st.booleans()), \
-        draw(st.booleans())
+    return target_name, row, m, n, k, wins, draw(st.booleans()), draw(st.booleans()), \
+        draw(st.booleans()), draw(st.booleans())
 
 
 @settings(max_examples=scaled(15), deadline=None)
 @given(padding_cases(), st.integers(0, 2**31))
-def test_padding_preserves_interpreter_results(case, seed):
-    """Non-multiple M×N×K on h200-vulkan: the same output buffer, bit for bit (the C buffer's
-    elements outside the window too: the padded stores must not write them)."""
-    row, m, n, k, wins, dynamic, loop, elementwise, flexible = case
+def test_padding_preserves_interpreter_results(tmp_path_factory, case, seed):
+    """Non-multiple M×N×K on h200-vulkan and sm90a-ptx: the same output buffer, bit for bit (the
+    C buffer's elements outside the window too: the padded stores must not write them); for
+    sm90a-ptx the result also lowers to PTX that ptxas assembles cleanly."""
+    name, row, m, n, k, wins, dynamic, loop, elementwise, flexible = case
     text = padded_program(row, m, n, k, wins, dynamic, loop, elementwise)
     rng = np.random.default_rng(seed)
     sizes = [buffer_size(x, m, n, k, wins[x]) for x in "ABC"]
@@ -256,18 +285,27 @@ def test_padding_preserves_interpreter_results(case, seed):
     before = [b.copy() for b in bufs]
     run_kernel(parse(text), "k", before, (1, 1, 1))
     module = parse(text)
-    LegalizeCoopSizesPass(target="h200-vulkan", flexible=flexible).apply(make_context(), module)
+    LegalizeCoopSizesPass(target=name, flexible=flexible).apply(make_context(), module)
     module.verify()
-    assert non_native_ops(module, get_target("h200-vulkan"), flexible) == []
+    assert non_native_ops(module, get_target(name), flexible) == []
     names = {op.name for op in module.walk()}
     assert "coop.load_tensor" in names and "coop.store_tensor" in names and "coop.load" not in names
     assert ("arith.divui" in names) == dynamic  # offsets folded when constant
     after = [b.copy() for b in bufs]
     run_kernel(module, "k", after, (1, 1, 1))
     assert after[2].tobytes() == before[2].tobytes()
+    if name == "sm90a-ptx":
+        assembles_for_sm90a(module, tmp_path_factory.mktemp("ptx"))
 
 
-@pytest.mark.parametrize("target", ["arm-mali", "sm90a-ptx"])
+def test_ptx_targets_have_tensor_addressing():
+    """convert-coop-to-ptx lowers coop.load_tensor / store_tensor with every clamp mode, so the
+    PTX targets pad like h200-vulkan (test_padding_preserves_interpreter_results)."""
+    assert all(get_target(n).tensor_addressing for n in shipped_targets()
+               if get_target(n).api == "ptx")
+
+
+@pytest.mark.parametrize("target", ["arm-mali"])
 def test_targets_without_tensor_addressing_refuse_non_multiples(target):
     t = get_target(target)
     assert not t.tensor_addressing
@@ -299,3 +337,33 @@ def test_padding_refuses_a_without_zero_padding_and_wrapping_windows():
         .replace("memref<320xf16>", "memref<400xf16>")
     with pytest.raises(CoopError, match="stride rule"):
         LegalizeCoopSizesPass(target="h200-vulkan").apply(make_context(), parse(wrap))
+
+
+@pytest.mark.parametrize("flexible", [True, False])
+def test_sm90a_ptx_pads_a_20x20_product_and_ptxas_takes_it(flexible, tmp_path):
+    """A 20x20x20 f16 product (no mma.sync tile divides 20): legalize-coop-sizes{target=sm90a-ptx}
+    pads it through clamped tensor loads to 32x24x32 (the smallest multiple of m16 n8 k16), kept
+    whole (flexible: a matrix the backend lowers as mma.sync tiles) or split into 16x8x16 tiles;
+    the interpreter gives numpy's product before and after, and ptxas takes the PTX."""
+    row = next(r for r in get_target("sm90a-ptx").cooperative_matrix
+               if r.types == ("f16", "f16", "f32", "f32"))
+    wins = {"A": ("RowMajor", 0, 0, 20), "B": ("RowMajor", 0, 0, 20), "C": ("RowMajor", 0, 0, 20)}
+    text = padded_program(row, 20, 20, 20, wins, False, False, False)
+    rng = np.random.default_rng(20)
+    bufs = [rng.integers(-3, 4, 400).astype(t) for t in (np.float16, np.float16, np.float32)]
+    want = bufs[0].reshape(20, 20).astype(np.float64) @ bufs[1].reshape(20, 20) + bufs[2].reshape(20, 20)
+    before = [b.copy() for b in bufs]
+    run_kernel(parse(text), "k", before, (1, 1, 1))
+    module = parse(text)
+    LegalizeCoopSizesPass(target="sm90a-ptx", flexible=flexible).apply(make_context(), module)
+    module.verify()
+    shapes = sorted((op.a.type.rows, op.b.type.columns, op.a.type.columns)
+                    for op in module.walk() if op.name == "coop.mul_add")
+    assert shapes == ([(32, 24, 32)] if flexible else [(16, 8, 16)] * 12)
+    names = {op.name for op in module.walk()}
+    assert "coop.load_tensor" in names and "coop.store_tensor" in names and "coop.load" not in names
+    after = [b.copy() for b in bufs]
+    run_kernel(module, "k", after, (1, 1, 1))
+    assert np.array_equal(before[2].reshape(20, 20), want)
+    assert after[2].tobytes() == before[2].tobytes()
+    assembles_for_sm90a(module, tmp_path)

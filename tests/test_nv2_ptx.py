@@ -244,7 +244,16 @@ func.func @add(%a: f32, %b: f32) -> f32 {
 func.func @k(%X: memref<64x64xf32>) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
   %z = arith.constant 0.0 : f32
   %m = coop.composite_construct %z : f32 -> !coop.matrix<64x64xf32, Workgroup, MatrixAcc>
-  %r = coop.reduce Row %m, @add : !coop.matrix<64x64xf32, Workgroup, MatrixAcc> -> !coop.matrix<64x64xf32, Workgroup, MatrixAcc>
+  %r = coop.reduce Column %m, @add : !coop.matrix<64x64xf32, Workgroup, MatrixAcc> -> !coop.matrix<64x64xf32, Workgroup, MatrixAcc>
+  func.return
+}
+"""
+
+CONVERT_B_WG = """
+func.func @k(%X: memref<64x64xf16>) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
+  %z = arith.constant 0.0 : f16
+  %m = coop.composite_construct %z : f16 -> !coop.matrix<64x64xf16, Workgroup, MatrixAcc>
+  %r = coop.convert %m : !coop.matrix<64x64xf16, Workgroup, MatrixAcc> -> !coop.matrix<64x64xf16, Workgroup, MatrixB>
   func.return
 }
 """
@@ -264,7 +273,8 @@ func.func @k(%X: memref<64x64xf32>) attributes {coop.workgroup_size = array<i32:
 
 
 @pytest.mark.parametrize("text,message", [
-    (REDUCE_WG, "'coop.reduce' op workgroup-scope matrices: only subgroup scope"),
+    (REDUCE_WG, "'coop.reduce' op Column reduce of a Workgroup-scope matrix has no PTX lowering"),
+    (CONVERT_B_WG, "'coop.convert' op convert of a Workgroup-scope accumulator to MatrixB"),
     (REDUCE_24, "'coop.reduce' op Row|Column reduce of 24 columns"),
 ])
 def test_unsupported_is_one_line(tmp_path: Path, text: str, message: str) -> None:
@@ -448,3 +458,15 @@ def test_convert_transpose_reduce_per_element_run_like_the_interpreter(m: int, n
     rng = np.random.default_rng(m)
     x = rng.integers(-8, 9, (m, n)).astype(np.float16)
     _run_both(text, "nv2ops", "k", [x, np.zeros((16, m, n), np.float16)], (1, 1, 1), (64, 1, 1))
+
+
+def test_workgroup_softmax_steps_run_like_the_interpreter() -> None:
+    """Row reductions of a wgmma accumulator in registers, an f16 accumulator converted to MatrixA
+    in place and P·V with A in registers (filecheck/ptx/nv2_workgroup_softmax.mlir): the simulated
+    PTX writes the interpreter's bits (small-integer data: every product and sum is exact)."""
+    rng = np.random.default_rng(12)
+    bufs = [rng.integers(-3, 4, (64, 32)).astype(np.float16),
+            rng.integers(-3, 4, (32, 64)).astype(np.float16),
+            rng.integers(-3, 4, (64, 32)).astype(np.float16), np.zeros((64, 32), np.float32)]
+    text = (Path(__file__).parent / "filecheck/ptx/nv2_workgroup_softmax.mlir").read_text()
+    _run_both(text, "softmax_steps", "k", bufs, (1, 1, 1), (128, 1, 1))

@@ -116,14 +116,20 @@ def test_nv_matrices_with_the_glsl450_memory_model(tmp_path):
 T2 = "tests/data/coopmat2_tensor_ops.comp"
 
 
+# spirv-dis spells the coopmat2 instructions the grammar has since promoted by their new names
+# (OpCooperativeMatrixConvertUseEXT, ...ReduceEXT, ...PerElementOpEXT); spirv-as takes both
+CONVERT, REDUCE, PER_ELEMENT = (r"OpCooperativeMatrixConvert(?:NV|UseEXT)", r"OpCooperativeMatrixReduce(?:NV|EXT)",
+                                r"OpCooperativeMatrixPerElementOp(?:NV|EXT)")
+
+
 def _convert_use(t: str) -> str:
-    return sub(t, r"= OpCooperativeMatrixConvertNV %\S+", f"= OpCooperativeMatrixConvertNV {coop_type(t, 'half', 16, 16, 2)}")
+    return sub(t, rf"= {CONVERT} %\S+", f"= OpCooperativeMatrixConvertNV {coop_type(t, 'half', 16, 16, 2)}")
 
 
 def _convert_component(t: str) -> str:
     t = sub(t, r"^(\s*%\S+ = OpTypeCooperativeMatrixKHR %float %\S+ %uint_8 %uint_8 %uint_2)$",
             r"\1\n%float_a = OpTypeCooperativeMatrixKHR %float %uint_2 %uint_16 %uint_16 %uint_0")
-    return sub(t, r"= OpCooperativeMatrixConvertNV %\S+", "= OpCooperativeMatrixConvertNV %float_a")
+    return sub(t, rf"= {CONVERT} %\S+", "= OpCooperativeMatrixConvertNV %float_a")
 
 
 NEGATIVE = {
@@ -133,13 +139,13 @@ NEGATIVE = {
     "transpose_result_use": (T2, lambda t: sub(t, r"= OpCooperativeMatrixTransposeNV %\S+",
                                                f"= OpCooperativeMatrixTransposeNV {coop_type(t, 'half', 16, 16, 0)}"),
                              "The Use of Result Type must be MatrixBKHR"),
-    "reduce_2x2_size": (T2, lambda t: sub(t, r"= OpCooperativeMatrixReduceNV %\S+ (%\S+ 2x2)",
+    "reduce_2x2_size": (T2, lambda t: sub(t, rf"= {REDUCE} %\S+ (%\S+ 2x2)",
                                           rf"= OpCooperativeMatrixReduceNV {coop_type(t, 'float', 16, 16, 2)} \1"),
                         "the dimensions of Result Type must be half"),
     "reduce_combine_signature": (T2, lambda t: sub(t, r"(Row\|Column) %combineAdd\S*", r"\1 %main"),
                                  "CombineFunc must be an OpFunction with two parameters"),
     "per_element_signature": ("tests/data/coopmat2_nv.comp",
-                              lambda t: sub(t, r"(OpCooperativeMatrixPerElementOpNV %\S+ %\S+) %addRowCol\S*",
+                              lambda t: sub(t, rf"({PER_ELEMENT} %\S+ %\S+) %addRowCol\S*",
                                             r"\1 %combineMax_f1_f1_"),
                               "Func's first two parameters must be 32-bit integer types"),
     "decode_func_signature": (T2, lambda t: sub(t, r"(OpCooperativeMatrixLoadTensorNV .* TensorView|"

@@ -14,16 +14,16 @@ import pytest
 
 
 def spirv_tool(name: str) -> str:
-    """Path of a SPIRV-Tools/glslang binary: PATH, $SPIRV_TOOLS_CACHE/bin, ~/.cache/coopdialect/spirv-tools/bin."""
+    """Path of a SPIRV-Tools/glslang binary: PATH, $SPIRV_TOOLS_CACHE/bin, ~/.cache/coopdialect/spirv-tools-forky/bin."""
     found = shutil.which(name)
     candidates = [Path(found)] if found else []
     if os.environ.get("SPIRV_TOOLS_CACHE"):
         candidates.append(Path(os.environ["SPIRV_TOOLS_CACHE"]) / "bin" / name)
-    candidates.append(Path.home() / ".cache/coopdialect/spirv-tools/bin" / name)
+    candidates.append(Path.home() / ".cache/coopdialect/spirv-tools-forky/bin" / name)
     for c in candidates:
         if c.is_file():
             return str(c)
-    pytest.fail(f"{name} not found on PATH, in $SPIRV_TOOLS_CACHE/bin or ~/.cache/coopdialect/spirv-tools/bin "
+    pytest.fail(f"{name} not found on PATH, in $SPIRV_TOOLS_CACHE/bin or ~/.cache/coopdialect/spirv-tools-forky/bin "
                 "(install it with tools/install_spirv_tools.sh)")
 
 

@@ -6,7 +6,7 @@ Usage::
     python tools/gen_spirv_tables.py [GRAMMAR_JSON] [--glsl GLSL_GRAMMAR_JSON] [-o OUTPUT]
 
 GRAMMAR_JSON defaults to ``$SPIRV_GRAMMAR``, else ``$SPIRV_TOOLS_CACHE/spirv.core.grammar.json``,
-else ``~/.cache/coopdialect/spirv-tools/spirv.core.grammar.json``. GLSL_GRAMMAR_JSON defaults to
+else ``~/.cache/coopdialect/spirv-tools-forky/spirv.core.grammar.json``. GLSL_GRAMMAR_JSON defaults to
 ``$SPIRV_GLSL_GRAMMAR``, else ``extinst.glsl.std.450.grammar.json`` in the directory of the core
 grammar (its symbolic link followed: SPIRV-Headers installs both in ``include/spirv/unified1``).
 The output is a pure function of the grammars (sorted keys, ``repr`` of plain tuples/dicts), so
@@ -30,7 +30,7 @@ def default_grammar_path() -> Path:
         return Path(os.environ["SPIRV_GRAMMAR"])
     if os.environ.get("SPIRV_TOOLS_CACHE"):
         return Path(os.environ["SPIRV_TOOLS_CACHE"]) / "spirv.core.grammar.json"
-    return Path.home() / ".cache" / "coopdialect" / "spirv-tools" / "spirv.core.grammar.json"
+    return Path.home() / ".cache" / "coopdialect" / "spirv-tools-forky" / "spirv.core.grammar.json"
 
 
 GLSL_GRAMMAR_NAME = "extinst.glsl.std.450.grammar.json"
@@ -56,7 +56,10 @@ def render(grammar: dict, glsl: dict) -> str:
     """Return the text of the generated module for the parsed core and GLSL.std.450 grammars."""
     version = f"{grammar['major_version']}.{grammar['minor_version']} rev {grammar['revision']}"
     instructions = {}
+    instruction_aliases = {}
     for ins in grammar["instructions"]:
+        for alias in ins.get("aliases", ()):
+            instruction_aliases[alias] = ins["opname"]
         operands = tuple(
             (o["kind"], o.get("quantifier", ""), o.get("name", "").strip("'")) for o in ins.get("operands", ())
         )
@@ -85,6 +88,15 @@ def render(grammar: dict, glsl: dict) -> str:
             for alias in e.get("aliases", ()):
                 aliases.setdefault(kind["kind"], {})[alias] = e["enumerant"]
         enums[kind["kind"]] = table
+    # An alias (a name the grammar kept when an instruction or enumerant was promoted, e.g.
+    # OpCooperativeMatrixReduceNV -> OpCooperativeMatrixReduceEXT) is looked up like its target:
+    # the tables hold it as a key with the target's entry. Reverse maps (OPCODE_NAMES, and
+    # enumerant names by value) give the grammar's own name only.
+    for alias, name in instruction_aliases.items():
+        instructions.setdefault(alias, instructions[name])
+    for kind, table in aliases.items():
+        for alias, name in table.items():
+            enums[kind].setdefault(alias, enums[kind][name])
     implies = {}
     cap_ext = {}
     for name, (_, caps, exts, _, _) in enums["Capability"].items():
@@ -100,7 +112,8 @@ def render(grammar: dict, glsl: dict) -> str:
     }
     opcode_names = {}
     for name, (opcode, *_rest) in sorted(instructions.items()):
-        opcode_names.setdefault(opcode, name)  # aliases share an opcode: keep the first name
+        if name not in instruction_aliases:
+            opcode_names.setdefault(opcode, name)  # two opnames may share an opcode: keep the first
 
     def block(name: str, doc: str, value: dict) -> str:
         # one sorted entry per line: small diffs between grammar versions, stable bytes
@@ -130,6 +143,7 @@ def render(grammar: dict, glsl: dict) -> str:
             instructions,
         ),
         block("OPCODE_NAMES", "opcode -> opname (first in sort order when several share an opcode)", opcode_names),
+        block("INSTRUCTION_ALIASES", "alias opname -> opname", instruction_aliases),
         block("OPERAND_KINDS", "operand kind -> category (ValueEnum, BitEnum, Id, Literal, Composite)", kinds),
         block(
             "ENUMS",

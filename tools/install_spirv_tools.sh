@@ -3,20 +3,25 @@
 # glslang and SPIRV-Headers (the grammar the opcode tables are generated from).
 #
 # Debian bookworm ships SPIRV-Tools 2022.4, too old for SPV_NV_cooperative_matrix2 and
-# SPV_NV_tensor_addressing, so this takes Debian trixie's packages (SPIRV-Tools 2025.1) and runs
-# them with trixie's own dynamic loader and C/C++ runtime. Nothing is installed system-wide and no
-# root is needed: apt-get runs with a private configuration, the .debs are only unpacked.
+# SPV_NV_tensor_addressing, and trixie's 2025.1 (SPIRV-Headers 1.4.309) predates SPV_KHR_bfloat16,
+# so this takes Debian forky's packages (SPIRV-Tools 2026.4, SPIRV-Headers 1.4.363, glslang 16.6)
+# and runs them with forky's own dynamic loader and C/C++ runtime. Nothing is installed
+# system-wide and no root is needed: apt-get runs with a private configuration, the .debs are
+# only unpacked.
 #
 #   bin=$(bash tools/install_spirv_tools.sh) && export PATH="$bin:$PATH"
 #
+# The default directory names the suite (~/.cache/coopdialect/spirv-tools-forky), so a checkout
+# that still expects another suite's tools keeps its own.
+#
 # Prints one line on stdout: the directory holding the tool wrappers. Logs go to stderr.
-# Environment: SPIRV_TOOLS_CACHE (install dir, default ~/.cache/coopdialect/spirv-tools),
-#              SPIRV_TOOLS_SUITE (Debian suite, default trixie), SPIRV_TOOLS_MIRROR.
+# Environment: SPIRV_TOOLS_CACHE (install dir, default ~/.cache/coopdialect/spirv-tools-SUITE),
+#              SPIRV_TOOLS_SUITE (Debian suite, default forky), SPIRV_TOOLS_MIRROR.
 # Idempotent: a second run checks a stamp and the tools, and returns at once.
 set -euo pipefail
 
-suite=${SPIRV_TOOLS_SUITE:-trixie}
-prefix=${SPIRV_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/coopdialect/spirv-tools}
+suite=${SPIRV_TOOLS_SUITE:-forky}
+prefix=${SPIRV_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/coopdialect/spirv-tools-$suite}
 mirror=${SPIRV_TOOLS_MIRROR:-http://deb.debian.org/debian}
 packages=(spirv-tools glslang-tools spirv-headers libc6 libstdc++6 libgcc-s1)
 tools=(spirv-val spirv-dis spirv-as spirv-opt glslangValidator)
@@ -75,7 +80,7 @@ for deb in "$apt_dir"/debs/*.deb; do
 done
 rm -rf "$apt_dir"
 
-# Each wrapper starts the trixie binary through trixie's loader with trixie's libraries only.
+# Each wrapper starts the Debian binary through its own suite's loader and libraries only.
 for t in "${tools[@]}"; do
     [[ -x "$prefix/root.new/usr/bin/$t" ]] || fail "$t is not in the $suite packages"
     cat >"$prefix/bin.new/$t" <<WRAP

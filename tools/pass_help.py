@@ -101,8 +101,10 @@ def targets_help() -> str:
         t = get_target(name)
         out.append(f"  {name}  ({t.api}, subgroup size {t.subgroup_size})")
         out.append(_wrap(t.description, 6))
+        bf16 = (f"; bf16 (VK_KHR_shader_bfloat16): {'yes' if t.bfloat16 else 'no'}"
+                if t.api == "vulkan" else "")
         out.append(f"      layouts: {', '.join(t.layouts)}; tensor addressing: "
-                   f"{'yes' if t.tensor_addressing else 'no'}")
+                   f"{'yes' if t.tensor_addressing else 'no'}{bf16}")
         out.append("      native shapes (MxNxK A*B+C->Result):")
         out += [f"        {_shape(s)}" for s in t.cooperative_matrix]
         for kind, label in (("wgmma", "wgmma"), ("wgmma_sparse", "2:4 sparse wgmma")):
@@ -115,8 +117,9 @@ def targets_help() -> str:
             gm, gn, gk = f.granularity
             wg = (f", {f.workgroup_invocations} invocations"
                   if f.workgroup_invocations is not None else "")
-            out.append(f"        flexible: multiples of {gm}x{gn}x{gk} up to "
-                       f"{t.flexible_max_dimension}, {f.a}*{f.b}+{f.c}->{f.result} "
-                       f"({f.scope}{wg})")
+            top = ("x".join(map(str, f.max_dimensions)) if f.max_dimensions
+                   else t.flexible_max_dimension)
+            out.append(f"        flexible: multiples of {gm}x{gn}x{gk} up to {top}, "
+                       f"{f.a}*{f.b}+{f.c}->{f.result} ({f.scope}{wg})")
         out.append("")
     return "\n".join(out)

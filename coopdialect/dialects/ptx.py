@@ -425,28 +425,55 @@ class WgmmaWaitGroupOp(PtxOp):
 
 @irdl_op_definition
 class WgmmaMmaAsyncOp(PtxOp):
-    """`wgmma.mma_async.sync.aligned.SHAPE.D.A.B {d}, a-desc, b-desc, scale-d, ...;` (9.7.15.5.2).
+    """`wgmma.mma_async.sync.aligned.SHAPE.D.A.B {d}, a, b-desc, scale-d, ...;` (9.7.15.5.2).
 
-    The accumulator registers are read and written: result i is printed with the register of
+    `a` is the A operand: one `.b64` shared-memory descriptor, or (A in registers, the "RS" form)
+    four `.b32` registers of two 16-bit elements each in the fragment layout of 9.7.15.5.1. The
+    accumulator registers are read and written: result i is printed with the register of
     operand `acc[i]` (the lowering gives each accumulator operand no other use afterwards).
-    `imms` are the trailing immediates (scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b;
-    scale-d alone for the integer types). PTX 8.0; 8.4 for the .s8.u8/.u8.s8 mixes.
+    `imms` are the trailing immediates: scale-d, imm-scale-a, imm-scale-b, imm-trans-a,
+    imm-trans-b (descriptor A) or scale-d, imm-scale-a, imm-scale-b, imm-trans-b (register A);
+    scale-d alone for the integer types. PTX 8.0; 8.4 for the .s8.u8/.u8.s8 mixes.
     """
 
     name = "ptx.wgmma_mma_async"
     traits = traits_def(InPlaceResults(lambda op: zip(op.outs, op.acc)))
     mods = prop_def(StringAttr)
     imms = prop_def(StringAttr)
-    desc_a = operand_def(RegType)
-    desc_b = operand_def(RegType)
-    acc = var_operand_def(RegType)
+    a_count = prop_def(IntAttr)
+    args = var_operand_def(RegType)
     outs = var_result_def(RegType)
 
-    def __init__(self, mods: str, desc_a: SSAValue, desc_b: SSAValue, acc: Sequence[SSAValue],
-                 imms: str = "1, 1, 1, 0, 0"):
-        super().__init__(operands=[desc_a, desc_b, list(acc)],
-                         result_types=[[v.type for v in acc]],
-                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms)})
+    def __init__(self, mods: str, a: SSAValue | Sequence[SSAValue], desc_b: SSAValue,
+                 acc: Sequence[SSAValue], imms: str | None = None):
+        a = [a] if isinstance(a, SSAValue) else list(a)
+        if imms is None:
+            imms = "1, 1, 1, 0, 0" if len(a) == 1 else "1, 1, 1, 0"
+        super().__init__(operands=[[*a, desc_b, *acc]], result_types=[[v.type for v in acc]],
+                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms),
+                                     "a_count": IntAttr(len(a))})
+
+    def verify_(self) -> None:
+        if self.a_count.data not in (1, 4):
+            raise VerifyException(f"wgmma.mma_async takes A as one descriptor or four registers, "
+                                  f"got {self.a_count.data}")
+
+    @property
+    def a(self) -> Sequence[SSAValue]:
+        return list(self.args)[:self.a_count.data]
+
+    @property
+    def desc_a(self) -> SSAValue | None:
+        """A's shared-memory descriptor; None for A in registers."""
+        return self.args[0] if self.a_count.data == 1 else None
+
+    @property
+    def desc_b(self) -> SSAValue:
+        return self.args[self.a_count.data]
+
+    @property
+    def acc(self) -> Sequence[SSAValue]:
+        return list(self.args)[self.a_count.data + 1:]
 
     @property
     def PTX_VERSION(self) -> tuple[int, int]:  # noqa: N802 (the printer's per-op version hook)

@@ -31,14 +31,18 @@ from coopdialect.dialects.spirv_types import (
     StructType,
     VoidType,
 )
-from coopdialect.spirv.grammar_tables import INSTRUCTIONS
+from coopdialect.spirv.grammar_tables import INSTRUCTION_ALIASES, INSTRUCTIONS
 
 INSTRUCTION_OPS: list[type[SpirvInstruction]] = [
     *CORE_INSTRUCTION_OPS, *NV2_INSTRUCTION_OPS, *GENERAL_INSTRUCTION_OPS]
-"""Every instruction op; `OP_BY_OPNAME` maps SPIR-V opnames to them (used by the reader)."""
+"""Every instruction op; `OP_BY_OPNAME` maps the grammar's opnames (OPCODE_NAMES) to them (used
+by the reader). An op keeps the name of the extension text it implements where the grammar has
+since promoted the instruction (OpCooperativeMatrixReduceNV, now an alias of
+OpCooperativeMatrixReduceEXT): it is found under the grammar's name too."""
 
-OP_BY_OPNAME: dict[str, type[SpirvInstruction]] = {c.OPNAME: c for c in INSTRUCTION_OPS}
-assert all(name in INSTRUCTIONS for name in OP_BY_OPNAME), "op names a missing instruction"
+assert all(c.OPNAME in INSTRUCTIONS for c in INSTRUCTION_OPS), "op names a missing instruction"
+OP_BY_OPNAME: dict[str, type[SpirvInstruction]] = {
+    INSTRUCTION_ALIASES.get(c.OPNAME, c.OPNAME): c for c in INSTRUCTION_OPS}
 
 SPIRV = Dialect(
     "spirv",

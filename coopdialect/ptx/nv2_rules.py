@@ -19,8 +19,15 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   fragment (a `bar.warp.sync` first, so a reuse in a loop waits for the earlier readers).
 * per_element_op: Func inlined per fragment element with its (row, col) as i32, the element,
   the same element of each matrix operand, and the other operands as they are.
-* Workgroup scope: per_element_op works on any fragment with known positions (wgmma.py);
-  reduce, convert and transpose of workgroup-scope matrices are refused.
+* Workgroup scope (accumulators in the op-by-op wgmma D layout of wgmma.py: R blocks of 64 rows
+  per warpgroup, rows 64(R·v + b) + 16w + g (+ 8) of warp w, columns 8j + 2q (+ 1)):
+  per_element_op works on any fragment with known positions. reduce Row: a row lies in one quad
+  of one warp, in the same register order as a subgroup row tile, so it is the subgroup Row
+  reduction of R 16-row tiles per warp (the interpreter's tree, no shared memory), to a result
+  of any column count. convert to MatrixA: no data moves, the accumulator's registers are
+  wgmma's register A fragment (wgmma.py's mul_add takes them). Column, Row|Column and 2x2
+  reductions, convert to MatrixB and transpose of workgroup-scope matrices are refused (one
+  line).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from xdsl.ir import SSAValue
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
-from coopdialect.dialects.coop import Scope
+from coopdialect.dialects.coop import Scope, Use
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Arith
@@ -50,7 +57,7 @@ from coopdialect.ptx.kernel_lowering import (
     rule,
     width,
 )
-from coopdialect.ptx.wgmma import acc_positions
+from coopdialect.ptx.wgmma import acc_blocks, acc_positions
 from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
 
 # ---------------------------------------------------------------------------------------------
@@ -348,9 +355,42 @@ def _column_tree(cb: _Combiner, per_row_tile: list[list[SSAValue]]) -> SSAValue:
     return cb.tree(tiles)
 
 
+def _op_by_op_workgroup_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
+    """CoopError unless `t` is a Workgroup-scope accumulator in the op-by-op wgmma D layout;
+    its 64-row blocks per warpgroup."""
+    _, blocks = acc_blocks(lw, op, t)
+    if lw.workgroup_acc_positions(op, t) is not None:
+        raise op_error(op, f"{op.name} of a Workgroup-scope matrix is lowered in the op-by-op "
+                           "accumulator layout only (not in a staged kernel's consumer "
+                           "warpgroups)")
+    return blocks
+
+
+def _reduce_workgroup(lw: KernelLowering, op: nv2.ReduceOp) -> None:
+    src, res = op.matrix.type, op.result.type
+    if op.reduce.data != nv2.REDUCE_ROW:
+        raise op_error(op, f"{nv2.reduce_mode_str(op.reduce.data)} reduce of a Workgroup-scope "
+                           "matrix has no PTX lowering (Row has: a row lies in one warp)")
+    if res.scope_value != Scope.Workgroup:
+        raise op_error(op, "reduce: Matrix and Result Type must have the same scope")
+    blocks = _op_by_op_workgroup_acc(lw, op, src)
+    _op_by_op_workgroup_acc(lw, op, res)
+    if coop.bit_width(src.element_type) not in (16, 32):
+        raise op_error(op, f"reduce of {src.element_type} components: 16- and 32-bit only")
+    cb = _Combiner(lw, op)
+    lw.comment(f"{op.name} Row {src.rows}x{src.columns} -> {res.rows}x{res.columns} Workgroup "
+               f"(@{cb.fn.sym_name.data} inlined per tree node; "
+               f"{'one 16-row tile' if blocks == 1 else f'{blocks} 16-row tiles'} per warp)")
+    rows = _row_values(cb, list(lw.vmap[op.matrix].regs), blocks, src.columns // 8)
+    lw.vmap[op.result] = Frag(res, [rows[b][v >> 1] for b in range(blocks)
+                                    for _ in range(res.columns // 8) for v in range(4)])
+
+
 @rule(nv2.ReduceOp)
 def _reduce(lw: KernelLowering, op: nv2.ReduceOp) -> None:
     src, res = op.matrix.type, op.result.type
+    if src.scope_value == Scope.Workgroup:
+        return _reduce_workgroup(lw, op)
     _acc_layout(op, src)
     if op.reduce.data != nv2.REDUCE_2X2:
         _acc_layout(op, res)
@@ -467,6 +507,19 @@ def _reduce_2x2(lw: KernelLowering, op, cb: _Combiner, x: list[SSAValue]) -> lis
 @rule(nv2.ConvertOp)
 def _convert_use(lw: KernelLowering, op: nv2.ConvertOp) -> None:
     src, res = op.matrix.type, op.result.type
+    if src.scope_value == Scope.Workgroup:
+        if res.use_value != Use.MatrixA:
+            raise op_error(op, "convert of a Workgroup-scope accumulator to MatrixB has no PTX "
+                               "lowering (to MatrixA has: wgmma takes A in registers)")
+        _op_by_op_workgroup_acc(lw, op, src)
+        if src.columns % 16 or coop.bit_width(src.element_type) != 16:
+            raise op_error(op, f"convert of a Workgroup-scope {src.rows}x{src.columns}x"
+                               f"{src.element_type} accumulator to MatrixA: wgmma's register A "
+                               "is f16 or bf16 with K a multiple of 16")
+        lw.comment(f"{op.name} {src.rows}x{src.columns} MatrixAcc -> MatrixA Workgroup: the "
+                   "same registers (wgmma's register A fragment)")
+        lw.vmap[op.result] = Frag(res, list(lw.vmap[op.matrix].regs))
+        return
     ls, lr = _acc_layout(op, src), _acc_layout(op, res)
     lw.comment(f"{op.name} {src.use_value.value} -> {res.use_value.value} through shared memory")
     sp = frag_positions(lw, src, ls)

@@ -101,8 +101,9 @@ def _inst_text(op: Operation, n: _Names) -> str:
         return f"wgmma.wait_group.sync.aligned {op.pending.data};"
     if isinstance(op, ptx.WgmmaMmaAsyncOp):
         d = _vec([n[v] for v in op.outs])
-        return (f"wgmma.mma_async.sync.aligned{op.mods.data} {d}, {n[op.desc_a]}, "
-                f"{n[op.desc_b]}, {op.imms.data};")
+        a = [n[v] for v in op.a]
+        return (f"wgmma.mma_async.sync.aligned{op.mods.data} {d}, "
+                f"{a[0] if len(a) == 1 else _vec(a)}, {n[op.desc_b]}, {op.imms.data};")
     if isinstance(op, ptx.WgmmaMmaAsyncSpOp):
         a = [n[v] for v in op.a]
         return (f"wgmma.mma_async.sp.sync.aligned{op.mods.data} {_vec([n[v] for v in op.outs])}, "

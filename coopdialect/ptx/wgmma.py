@@ -426,8 +426,9 @@ def _types(op: coop.MulAddOp) -> tuple[str, str, str]:
                 raise op_error(op, f"wgmma accumulates 8-bit products in 32-bit integers, not "
                                    f"{which} of {t.element_type}")
         return ("s32", "s8" if op.is_signed("A") else "u8", "s8" if op.is_signed("B") else "u8")
-    if type(ea) is not type(eb):
-        raise op_error(op, f"wgmma needs A and B of the same type, not {ea} and {eb}")
+    if type(ea) is not type(eb) or not isinstance(ea, Float16Type | BFloat16Type):
+        raise op_error(op, f"wgmma multiplies f16, bf16 or 8-bit integer A and B of one kind, "
+                           f"not {ea} and {eb}")
     for which, t in (("C", tc), ("Result", tr)):
         if not isinstance(t.element_type, Float32Type):
             raise op_error(op, f"workgroup-scope accumulator {t.element_type} ({which}): wgmma "
@@ -464,25 +465,50 @@ def _owns_registers(op: coop.MulAddOp, regs: list[SSAValue]) -> bool:
     return isinstance(c.owner, coop.LoadOp | coop.MulAddOp | nv2.LoadTensorOp)
 
 
+def _register_a(lw: KernelLowering, a: Frag, blocks: int) -> list[list[list[SSAValue]]]:
+    """[block][K slice] -> the four .b32 registers of wgmma's register A: a Workgroup-scope
+    f16/bf16 MatrixA whose registers are in the accumulator order (nv2_rules' convert of an
+    accumulator), so that slice s of block b is its elements 8s..8s+7 of the block,
+    (a_2i, a_2i+1) packed into register i (PTX ISA 9.7.15.5.1: a0, a1 at row g, k 2q, 2q+1;
+    a2, a3 at row g + 8; a4..a7 the same at k + 8: the accumulator's columns 16s..16s+15)."""
+    per = a.ty.columns // 2
+    out = []
+    for b in range(blocks):
+        regs = a.regs[b * per:(b + 1) * per]
+        out.append([[lw.emit(ptx.PackOp(".b32", [regs[8 * s + 2 * i], regs[8 * s + 2 * i + 1]],
+                                        ptx.B32)).out for i in range(4)]
+                    for s in range(a.ty.columns // 16)])
+    return out
+
+
 def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
     a, b = lw.vmap[op.a], lw.vmap[op.b]
-    if not (isinstance(a, StagedTile) and isinstance(b, StagedTile)):
-        raise op_error(op, "workgroup-scope A and B must come from coop.load or "
-                           "coop.load_tensor (staged in shared memory for wgmma)")
+    in_regs = isinstance(a, Frag)
+    if not (isinstance(a, StagedTile) or in_regs) or not isinstance(b, StagedTile):
+        raise op_error(op, "workgroup-scope B must come from coop.load or coop.load_tensor "
+                           "(staged in shared memory for wgmma), and A from those or from a "
+                           "coop.convert of an accumulator (wgmma's register A)")
     ta, tb, tc = op.a.type, op.b.type, op.c.type
     n, blocks = acc_blocks(lw, op, tc)
     acc_blocks(lw, op, op.result.type)
     dt, at, bt = _types(op)
     integer = dt == "s32"
+    if in_regs and (integer or lw.workgroup_acc_positions(op, ta) is not None):
+        raise op_error(op, "a Workgroup-scope A in registers is f16 or bf16 in the op-by-op "
+                           "accumulator layout (not 8-bit, not a staged kernel's consumer "
+                           "warpgroups)")
     big_m, big_n, big_k = tc.rows, tc.columns, ta.columns
     if ta.rows != big_m or tb.columns != big_n or tb.rows != big_k:
         raise op_error(op, f"A {ta.rows}x{ta.columns} * B {tb.rows}x{tb.columns} does not give "
                            f"the {big_m}x{big_n} accumulator")
+    if in_regs and big_k % 16:
+        raise op_error(op, f"a Workgroup-scope A in registers needs K a multiple of 16, not "
+                           f"{big_k}")
     sat = MatrixOperand.SaturatingAccumulation in op.operand_flags
     if sat and not (op.is_signed("C") and op.is_signed("Result")):
         raise op_error(op, "SaturatingAccumulation with an unsigned C or Result: add.sat "
                            "saturates to the s32 range only")
-    k_inst = SLICE_BYTES // a.es
+    k_inst = 16 if in_regs else SLICE_BYTES // a.es
     chunks = n_chunks(big_n, integer)
     c = lw.vmap[op.c]
     shape = ", ".join(f"m64n{w}k{k_inst}.{dt}.{at}.{bt}" for w in dict.fromkeys(w for _, w in chunks))
@@ -490,6 +516,7 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
     lw.comment(f"{op.name} {big_m}x{big_n}x{big_k}: {slices * blocks * len(chunks)} x "
                f"wgmma.mma_async ({shape}) per warpgroup: {slices} K slices x {blocks} 64-row "
                f"blocks x {len(chunks)} N chunks ({n // 128} warpgroups)"
+               f"{', A in registers' if in_regs else ''}"
                f"{'; A*B from zero, then add.sat.s32 of C' if sat else ''}")
     kind = "b32" if integer else "f32"
     mov = ".b32" if integer else ".f32"
@@ -502,23 +529,28 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
         acc = list(c.regs)
     else:
         acc = [lw.inst(ptx.MovOp, mov, [r], kind) for r in c.regs]
-    a_addr = a.addr
-    if n > 128:
-        ar = Arith(lw)
-        a_addr = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(warpgroup(lw, n),
-                                                                blocks * BLOCK_BYTES)))
-    da, db = _descriptor(lw, a_addr), _descriptor(lw, b.addr)
+    if in_regs:
+        a_regs = _register_a(lw, a, blocks)
+    else:
+        a_addr = a.addr
+        if n > 128:
+            ar = Arith(lw)
+            a_addr = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(warpgroup(lw, n),
+                                                                    blocks * BLOCK_BYTES)))
+        da = _descriptor(lw, a_addr)
+    db = _descriptor(lw, b.addr)
     per_block = big_n // 2
     regs = [acc[j * per_block:(j + 1) * per_block] for j in range(blocks)]
     steps, b_descs = [], {}
     for s in range(big_k // k_inst):
         for j in range(blocks):
-            dsa = _advanced(lw, da, s * a.mn * SLICE_BYTES + j * BLOCK_BYTES)
+            dsa = a_regs[j][s] if in_regs else \
+                _advanced(lw, da, s * a.mn * SLICE_BYTES + j * BLOCK_BYTES)
             for n0, w in chunks:
                 if (s, n0) not in b_descs:
                     b_descs[s, n0] = _advanced(lw, db, s * b.mn * SLICE_BYTES + n0 // 8 * SBO)
                 steps.append((j, n0, w, dsa, b_descs[s, n0]))
-    imms = "1" if integer else "1, 1, 1, 0, 0"
+    imms = "1" if integer else "1, 1, 1, 0" if in_regs else "1, 1, 1, 0, 0"
     lw.emit(ptx.WgmmaFenceOp())
     for j, n0, w, dsa, dsb in steps:
         part = regs[j][n0 // 2:(n0 + w) // 2]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.traits import SymbolTable
 
@@ -22,7 +22,8 @@ from coopdialect.runtime.verdict import Verdict, compare, summary
 DEVICES = ("interp", "cuda", "vulkan")
 # Vulkan spec, "Precision and Operation of SPIR-V Instructions": OpFDiv is within 2.5 ULP, every
 # other arithmetic op coopdialect emits is correctly rounded (or exact); PTX's div.rn is
-# correctly rounded. So a float result may be off by 3 ulp on Vulkan when the kernel divides.
+# correctly rounded. So a float result may be off by 3 ulp on Vulkan when the kernel divides
+# (arith.divf, or coop.fdiv: OpFDiv on cooperative matrices).
 VULKAN_FDIV_ULP = 3
 GEMM_OPS = ("coop.mul_add", "sparse_mma.mma_sp")
 
@@ -44,7 +45,7 @@ def open_device(name: str, **options) -> Device:
 
 def documented_ulp(module: ModuleOp, device: str) -> float:
     """The float tolerance that the target's spec allows for `module`'s operations (in ulp)."""
-    if device == "vulkan" and any(isinstance(op, arith.DivfOp) for op in module.walk()):
+    if device == "vulkan" and any(op.name in ("arith.divf", "coop.fdiv") for op in module.walk()):
         return VULKAN_FDIV_ULP
     return 0
 

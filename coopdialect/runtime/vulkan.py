@@ -49,6 +49,13 @@ CAPABILITY_FEATURES = {
     "CooperativeMatrixPerElementOperationsNV": ("cooperative_matrix2_nv",
                                                 "cooperativeMatrixPerElementOperations"),
     "CooperativeMatrixBlockLoadsNV": ("cooperative_matrix2_nv", "cooperativeMatrixBlockLoads"),
+    # the names newer grammars give two of them (the NV ones stay aliases)
+    "CooperativeMatrixReductionsEXT": ("cooperative_matrix2_nv", "cooperativeMatrixReductions"),
+    "CooperativeMatrixPerElementOperationsEXT": ("cooperative_matrix2_nv",
+                                                 "cooperativeMatrixPerElementOperations"),
+    "BFloat16TypeKHR": ("shader_bfloat16_khr", "shaderBFloat16Type"),
+    "BFloat16DotProductKHR": ("shader_bfloat16_khr", "shaderBFloat16DotProduct"),
+    "BFloat16CooperativeMatrixKHR": ("shader_bfloat16_khr", "shaderBFloat16CooperativeMatrix"),
 }
 STRUCT_NAMES = {
     "core": "VkPhysicalDeviceFeatures",
@@ -58,6 +65,7 @@ STRUCT_NAMES = {
     "cooperative_matrix_khr": "VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
     "cooperative_matrix_nv": "VkPhysicalDeviceCooperativeMatrixFeaturesNV",
     "cooperative_matrix2_nv": "VkPhysicalDeviceCooperativeMatrix2FeaturesNV",
+    "shader_bfloat16_khr": "VkPhysicalDeviceShaderBfloat16FeaturesKHR",
 }
 # SPIR-V extension -> the Vulkan device extension that allows it (Vulkan spec, same appendix);
 # SPV_NV_tensor_addressing is allowed by VK_NV_cooperative_matrix2.
@@ -67,6 +75,7 @@ EXTENSION_DEVICE_EXTENSIONS = {
     "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
     "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
     "SPV_ARM_cooperative_matrix_layouts": "VK_ARM_cooperative_matrix_layouts",
+    "SPV_KHR_bfloat16": "VK_KHR_shader_bfloat16",
 }
 
 
@@ -135,12 +144,28 @@ class VulkanDevice(Device):
         if lacks:
             raise DeviceError(f"the Vulkan device ({self.ctx.device_info()['name']}) lacks "
                               + "; ".join(lacks))
+        self._check_shared_memory(smod)
         with verified_by_caller():  # lower() verified the module after each pass
             program = self.load(emit_spirv(lowered))
         for fn in module.ops:  # the kernels' argument types: which are buffers, which scalars
             if isinstance(fn, func.FuncOp):
                 program.kernels[fn.sym_name.data] = list(fn.function_type.inputs.data)
         return program
+
+    def _check_shared_memory(self, smod) -> None:
+        """DeviceError when the module's Workgroup variables need more than the device's
+        maxComputeSharedMemorySize (VkPhysicalDeviceLimits): a pipeline over the limit is
+        invalid usage, which a driver need not report (the H200's accepts it and loses the
+        device at the dispatch)."""
+        from coopdialect.dialects import spirv
+
+        used = sum(_natural_bytes(op.type.pointee) for op in smod.walk()
+                   if isinstance(op, spirv.GlobalVariableOp)
+                   and op.type.storage_class.data == "Workgroup")
+        limit = self.ctx.device_info()["limits"]["maxComputeSharedMemorySize"]
+        if used > limit:
+            raise DeviceError(f"the module's Workgroup variables take {used} bytes, more than the "
+                              f"device's maxComputeSharedMemorySize of {limit}")
 
     def load(self, spirv: bytes) -> Program:
         """A program of SPIR-V built elsewhere (glslang's binaries, tests/data/*.spv); its
@@ -202,3 +227,23 @@ class VulkanDevice(Device):
 
     def close(self) -> None:
         self.ctx.close()
+
+
+def _natural_bytes(t) -> int:
+    """Bytes of a Workgroup variable of type `t` (scalars, vectors, arrays and structs laid out
+    without padding beyond their components': a lower bound of what the driver allocates)."""
+    from xdsl.dialects.builtin import AnyFloat, IntegerType, VectorType
+
+    from coopdialect.dialects import spirv_types as st
+
+    if isinstance(t, IntegerType):
+        return max(1, t.width.data // 8)
+    if isinstance(t, AnyFloat):
+        return t.bitwidth // 8
+    if isinstance(t, VectorType):
+        return _natural_bytes(t.element_type) * t.get_shape()[0]
+    if isinstance(t, st.ArrayType):
+        return t.length.data * max(t.stride.data, _natural_bytes(t.element_type))
+    if isinstance(t, st.StructType):
+        return sum(_natural_bytes(m) for m in t.members)
+    return 0

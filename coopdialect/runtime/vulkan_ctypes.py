@@ -38,6 +38,7 @@ registry header (KhronosGroup/Vulkan-Headers include/vulkan/vulkan_core.h):
   VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV  = 1000593000
   VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV = 1000593001
   VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV = 1000593002
+  VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR      = 1000141000
   VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO = 1000225001
   VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000
   VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR                                 = 1000269001
@@ -134,6 +135,7 @@ ST_COOPERATIVE_MATRIX_PROPERTIES_KHR = 1000506001
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV = 1000593000
 ST_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV = 1000593001
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV = 1000593002
+ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR = 1000141000
 
 VK_API_VERSION_1_3 = (1 << 22) | (3 << 12)
 VK_QUEUE_COMPUTE_BIT = 0x2
@@ -171,6 +173,7 @@ WANTED_DEVICE_EXTENSIONS = (
     "VK_KHR_cooperative_matrix",
     "VK_NV_cooperative_matrix",
     "VK_NV_cooperative_matrix2",
+    "VK_KHR_shader_bfloat16",
     "VK_KHR_pipeline_executable_properties",  # pipeline_statistics(): registers, memory, ...
 )
 # VK_KHR_pipeline_executable_properties (vulkan_core.h; listed in the module docstring)
@@ -401,6 +404,10 @@ VkPhysicalDeviceCooperativeMatrix2FeaturesNV = _feature_struct(
         "cooperativeMatrixReductions", "cooperativeMatrixConversions",
         "cooperativeMatrixPerElementOperations", "cooperativeMatrixTensorAddressing",
         "cooperativeMatrixBlockLoads"])
+# VK_KHR_shader_bfloat16 (Vulkan 1.4.311 headers)
+VkPhysicalDeviceShaderBfloat16FeaturesKHR = _feature_struct(
+    "VkPhysicalDeviceShaderBfloat16FeaturesKHR",
+    ["shaderBFloat16Type", "shaderBFloat16DotProduct", "shaderBFloat16CooperativeMatrix"])
 
 VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR = _feature_struct(
     "VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR", ["pipelineExecutableInfo"])
@@ -899,6 +906,9 @@ class VulkanContext:
             if "VK_NV_cooperative_matrix2" in exts:
                 structs["cooperative_matrix2_nv"] = VkPhysicalDeviceCooperativeMatrix2FeaturesNV(
                     ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV)
+            if "VK_KHR_shader_bfloat16" in exts:
+                structs["shader_bfloat16_khr"] = VkPhysicalDeviceShaderBfloat16FeaturesKHR(
+                    ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR)
             if "VK_KHR_pipeline_executable_properties" in exts:
                 structs["pipeline_executable_properties"] = \
                     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR(

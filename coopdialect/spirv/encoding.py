@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from coopdialect.spirv.grammar_tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
+from coopdialect.spirv.grammar_tables import ENUM_ALIASES, ENUMS, INSTRUCTIONS, OPERAND_KINDS
 
 ID_KINDS = ("IdRef", "IdScope", "IdMemorySemantics")
 
@@ -57,12 +57,14 @@ _NAME_CACHE: dict[str, dict[int, str]] = {}
 
 
 def enumerant_name(kind: str, value: int) -> str | None:
-    """Grammar name of `value` in enum `kind` (None if unknown); aliases are not in ENUMS, and
-    where two enumerants share a value the first in sort order wins."""
+    """Grammar name of `value` in enum `kind` (None if unknown): never an alias (ENUM_ALIASES),
+    and where two enumerants share a value the first in sort order wins."""
     if kind not in _NAME_CACHE:
         primary: dict[int, str] = {}
+        aliases = ENUM_ALIASES.get(kind, {})
         for name, entry in ENUMS[kind].items():
-            primary.setdefault(entry[0], name)
+            if name not in aliases:
+                primary.setdefault(entry[0], name)
         _NAME_CACHE[kind] = primary
     return _NAME_CACHE[kind].get(value)
 

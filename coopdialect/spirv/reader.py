@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import struct
 
+import ml_dtypes
+import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -352,11 +354,14 @@ class _Reader:
                 raise ValueError(f"OpTypeInt needs a width of 8, 16, 32 or 64 and a Signedness of 0 or 1, got {a}")
             t = IntegerType(a[0], Signedness.SIGNED if a[1] else Signedness.SIGNLESS)
         elif op == "OpTypeFloat":
-            if len(a) != 1:
-                raise ValueError("floating-point encodings are not supported")
-            if a[0] not in _FLOATS:
+            if len(a) == 2 and a[0] == 16 and a[1] == ENUMS["FPEncoding"]["BFloat16KHR"][0]:
+                t = BFloat16Type()  # SPV_KHR_bfloat16
+            elif len(a) != 1:
+                raise ValueError("of the floating-point encodings only BFloat16KHR (16 bits) is supported")
+            elif a[0] not in _FLOATS:
                 raise ValueError(f"float width {a[0]} is not supported")
-            t = _FLOATS[a[0]]()
+            else:
+                t = _FLOATS[a[0]]()
         elif op == "OpTypeVector":
             self.count(a, 2)
             if a[1] not in (2, 3, 4, 8, 16):
@@ -431,6 +436,10 @@ class _Reader:
                     raw -= 1 << width  # signed types hold their negative values as such
                 c = spirv.ConstantOp(raw, t)
                 self.const_ints[rid] = raw
+            elif isinstance(t, BFloat16Type):
+                self.count(a, 1)
+                value = float(np.array(a[0] & 0xFFFF, dtype=np.uint16).view(ml_dtypes.bfloat16))
+                c = spirv.ConstantOp(value, t)
             elif isinstance(t, Float16Type | Float32Type | Float64Type):
                 width = t.bitwidth
                 self.count(a, 1 if width <= 32 else 2)

@@ -8,11 +8,13 @@ version is older than the version in which it became core.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     FunctionType,
     IntegerType,
     StringAttr,
@@ -21,7 +23,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from coopdialect.dialects import spirv, spirv_dialect, spirv_nv2
-from coopdialect.spirv.grammar_tables import CAPABILITY_EXTENSIONS, CAPABILITY_IMPLIES, ENUMS, INSTRUCTIONS
+from coopdialect.spirv.grammar_tables import (
+    CAPABILITY_EXTENSIONS,
+    CAPABILITY_IMPLIES,
+    ENUM_ALIASES,
+    ENUMS,
+    INSTRUCTION_ALIASES,
+    INSTRUCTIONS,
+)
 
 DEFAULT_VERSION = (1, 6)
 # alternatives that a Vulkan compute module never wants when another one is listed
@@ -51,9 +60,12 @@ _LIMITED_ALTERNATIVES = {
 
 
 def _narrow(t: Attribute) -> tuple[str, int] | None:
-    """("int" | "float", width) of an 8-/16-bit scalar or vector type, else None."""
+    """("int" | "float", width) of an 8-/16-bit scalar or vector type, else None (bf16 too: a
+    bf16 value needs BFloat16TypeKHR, which its type declares, not Float16)."""
     if isinstance(t, VectorType):
         t = t.element_type
+    if isinstance(t, BFloat16Type):
+        return None
     if isinstance(t, IntegerType) and t.width.data in (8, 16):
         return "int", t.width.data
     if isinstance(t, AnyFloat) and t.bitwidth == 16:
@@ -126,6 +138,8 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
     elif isinstance(t, spirv.CooperativeMatrixType):
         yield Feature("Instruction", "OpTypeCooperativeMatrixKHR", where)
         yield Feature("Scope", t.scope.data, where)
+        if isinstance(t.element_type, BFloat16Type):  # SPV_KHR_bfloat16, validation rules
+            yield Feature("Capability", "BFloat16CooperativeMatrixKHR", where)
         yield from _type_features(t.element_type, where)
     elif isinstance(t, spirv.NVCooperativeMatrixType):
         yield Feature("Instruction", "OpTypeCooperativeMatrixNV", where)
@@ -136,6 +150,10 @@ def _type_features(t: Attribute, where: str, sc: str | None = None) -> Iterator[
         yield Feature("TensorClampMode", t.clamp_mode.data, where)
     elif isinstance(t, spirv_nv2.TensorViewType):
         yield Feature("Instruction", "OpTypeTensorViewNV", where)
+    elif isinstance(t, BFloat16Type):
+        # OpTypeFloat 16 BFloat16KHR: BFloat16TypeKHR (SPV_KHR_bfloat16), in any storage class
+        # (no 16-bit storage capability: spirv-val and glslang agree)
+        yield Feature("FPEncoding", "BFloat16KHR", where)
     elif isinstance(t, AnyFloat):
         w = t.bitwidth
         storage = _STORAGE_16.get(sc or "") if w == 16 else None
@@ -303,30 +321,68 @@ def _collect_feature_keys(module: spirv.ModuleOp) -> dict[tuple[str, str], Opera
     return out
 
 
+def _vendor(name: str) -> str | None:
+    """The vendor tag a name ends with (`OpCooperativeMatrixReduceNV` -> `NV`), else None."""
+    m = re.search(r"(?<=[a-z0-9])([A-Z]{2,})$", name)
+    return m.group(1) if m else None
+
+
+_CAPABILITY_SPELLINGS: dict[str, list[str]] = {}
+for _alias, _name in ENUM_ALIASES.get("Capability", {}).items():
+    _CAPABILITY_SPELLINGS.setdefault(_name, []).append(_alias)
+
+
+def _as_spelled(caps: tuple[str, ...], name: str, aliases: dict[str, str]) -> tuple[str, ...]:
+    """Where `name` is an alias the grammar kept for an instruction or enumerant it promoted
+    (OpCooperativeMatrixReduceNV, now OpCooperativeMatrixReduceEXT), its capabilities under the
+    spelling of the same vendor (CooperativeMatrixReductionsNV): the module then declares the
+    extension of the text the op comes from (SPV_NV_cooperative_matrix2), not the newer one."""
+    vendor = _vendor(name) if name in aliases else None
+    if vendor is None:
+        return caps
+    return tuple(next((a for a in _CAPABILITY_SPELLINGS.get(c, ()) if _vendor(a) == vendor), c)
+                 for c in caps)
+
+
+def _extension(name: str, exts: tuple[str, ...]) -> str:
+    """The extension to declare for `name` among the ones that provide it: the one of the
+    vendor `name` is spelled with (SPV_NV_... for ...NV), else the grammar's first."""
+    vendor = _vendor(name)
+    return next((e for e in exts if vendor and e.startswith(f"SPV_{vendor}_")), exts[0])
+
+
 def _gate(f: Feature) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
     if f.kind == "Instruction":
         _, _, caps, exts, version = INSTRUCTIONS[f.name]
-        return caps, exts, version
+        return _as_spelled(caps, f.name, INSTRUCTION_ALIASES), exts, version
     if f.kind == "Capability":
         return (f.name,), (), None
     if f.kind == "AnyCapability":  # any one of these (an 8-/16-bit value's limited uses)
         return tuple(f.name.split("|")), (), None
     _, caps, exts, _, version = ENUMS[f.kind][f.name]
-    return caps, exts, version
+    return _as_spelled(caps, f.name, ENUM_ALIASES.get(f.kind, {})), exts, version
 
 
 def _vtuple(v: str | None) -> tuple[int, int] | None:
     return None if v is None else tuple(int(p) for p in v.split("."))  # type: ignore[return-value]
 
 
+def spellings(cap: str) -> set[str]:
+    """Every name of capability `cap`: its grammar name and the aliases the grammar keeps
+    (CooperativeMatrixReductionsEXT, CooperativeMatrixReductionsNV)."""
+    name = ENUM_ALIASES.get("Capability", {}).get(cap, cap)
+    return {name, *_CAPABILITY_SPELLINGS.get(name, ())}
+
+
 def implied_closure(caps: set[str] | list[str]) -> set[str]:
-    """`caps` plus every capability they implicitly declare (transitively)."""
+    """`caps` plus every capability they implicitly declare (transitively), each under all of
+    its names (`spellings`)."""
     out: set[str] = set()
     todo = list(caps)
     while todo:
         c = todo.pop()
         if c not in out:
-            out.add(c)
+            out |= spellings(c)
             todo.extend(CAPABILITY_IMPLIES.get(c, ()))
     return out
 
@@ -364,6 +420,7 @@ def derive_requirements(module: spirv.ModuleOp) -> Requirements:
     needs: dict[str, str] = {}
     needed_by: dict[str, Operation] = {}
     exts: set[str] = set()
+    declared_exts = {e.data for e in module.extensions}
     for (kind, name), op in keyed.items():
         f = Feature(kind, name, op.name)
         caps, fexts, version = _gate(f)
@@ -373,16 +430,19 @@ def derive_requirements(module: spirv.ModuleOp) -> Requirements:
                 pick = next((c for c in caps if c not in _AVOID), caps[0])
                 needs.setdefault(pick, f.where)
                 needed_by.setdefault(pick, op)
-        if _needs_extension(fexts, version, mversion):
-            exts.add(fexts[0])
+        if _needs_extension(fexts, version, mversion) and not declared_exts & set(fexts):
+            exts.add(_extension(name, fexts))
     for cap in list(needs):
         _, _, cexts, _, cversion = ENUMS["Capability"][cap]
-        if _needs_extension(cexts, cversion, mversion):
-            exts.add(cexts[0])
-    all_caps = set(needs) | {c.data for c in module.capabilities}
+        if _needs_extension(cexts, cversion, mversion) and not (declared_exts | exts) & set(cexts):
+            exts.add(_extension(cap, cexts))
+    all_caps = {c.data for c in module.capabilities}
+    for c in needs:  # once, under the spelling the module declares if it does
+        if not spellings(c) & all_caps:
+            all_caps.add(c)
     implied_by_others = set()
     for c in all_caps:
-        implied_by_others |= implied_closure(CAPABILITY_IMPLIES.get(c, ())) - {c}
+        implied_by_others |= implied_closure(CAPABILITY_IMPLIES.get(c, ())) - spellings(c)
     minimal = sorted(all_caps - implied_by_others, key=lambda c: (ENUMS["Capability"][c][0], c))
     return Requirements(minimal, sorted(exts | {e.data for e in module.extensions}), memory_model, needs,
                         needed_by)

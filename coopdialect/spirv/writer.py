@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+import ml_dtypes
+import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
     BFloat16Type,
@@ -97,6 +99,8 @@ def scalar_words(value: IntegerAttr | FloatAttr, t: Attribute) -> list[int]:
         width = t.width.data
         v = value.value.data & ((1 << width) - 1)
         return [v] if width <= 32 else [v & 0xFFFFFFFF, v >> 32]
+    if isinstance(t, BFloat16Type):  # SPV_KHR_bfloat16: the upper half of the f32 encoding
+        return [int(np.array(value.value.data, dtype=ml_dtypes.bfloat16).view(np.uint16))]
     if isinstance(t, AnyFloat):
         width = t.bitwidth
         fmt = {16: "<e", 32: "<f", 64: "<d"}.get(width)
@@ -146,8 +150,8 @@ class _Writer:
         if isinstance(t, IntegerType):
             inst = ("OpTypeBool", []) if t.width.data == 1 else (
                 "OpTypeInt", [t.width.data, int(t.signedness.data == Signedness.SIGNED)])
-        elif isinstance(t, BFloat16Type):
-            raise self.fail("bf16 needs SPV_KHR_bfloat16, which this grammar does not have")
+        elif isinstance(t, BFloat16Type):  # SPV_KHR_bfloat16
+            inst = ("OpTypeFloat", [16, ENUMS["FPEncoding"]["BFloat16KHR"][0]])
         elif isinstance(t, AnyFloat):
             if t.bitwidth not in (16, 32, 64):
                 raise self.fail(f"unsupported float type {t}")

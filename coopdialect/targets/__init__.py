@@ -21,10 +21,18 @@ spellings `f16 bf16 f32 f64 s8 u8 s16 u16 s32 u32 s64 u64`; sizes in elements):
     cooperative_matrix  [{m, n, k, a, b, c, result, saturating: bool, scope: Subgroup|Workgroup}]
                     VkCooperativeMatrixPropertiesKHR rows (MSize, NSize, KSize, ...)
     flexible_dimensions [{granularity: [M, N, K], a, b, c, result, saturating, scope,
-                          workgroup_invocations: int | null}]
-                    VkCooperativeMatrixFlexibleDimensionsPropertiesNV rows (may be empty)
+                          workgroup_invocations: int | null, max: [M, N, K] (optional)}]
+                    VkCooperativeMatrixFlexibleDimensionsPropertiesNV rows (may be empty): any
+                    M×N×K that are multiples of the granularity, each at most the row's `max`
+                    (default: flexible_max_dimension). For a PTX target, the whole matrices
+                    convert-coop-to-ptx lowers (mma.sync tiles at Subgroup scope up to its
+                    per-invocation fragment limit, 64 rows per warpgroup at Workgroup scope)
     flexible_max_dimension  int (optional; required when flexible_dimensions is not empty)
     tensor_addressing   bool  (SPV_NV_tensor_addressing loads with clamping available)
+    bfloat16        bool (optional, default false; api "vulkan") the device has VK_KHR_shader_bfloat16:
+                    SPIR-V SPV_KHR_bfloat16 with BFloat16TypeKHR and BFloat16CooperativeMatrixKHR.
+                    convert-coop-to-spirv lowers bf16 only for such a target; a Vulkan target
+                    with a bf16 cooperative_matrix or flexible_dimensions row must say true
     ptx             (optional, api "ptx") {mma_sync: [{m, n, k, a, b, c, result}],
                      wgmma: [{m, n: [N, ...], k, a, b, c, result}], wgmma_sparse: [same]}
 
@@ -93,10 +101,17 @@ class FlexibleDimensions:
     saturating: bool
     scope: str
     workgroup_invocations: int | None
+    max_dimensions: tuple[int, int, int] | None = None
 
     @property
     def types(self) -> tuple[str, str, str, str]:
         return (self.a, self.b, self.c, self.result)
+
+    def allows(self, mnk: tuple[int, int, int], max_dimension: int) -> bool:
+        """Whether M×N×K are multiples of the granularity and within the row's maxima
+        (`max_dimension`, the target's flexible_max_dimension, where the row gives none)."""
+        top = self.max_dimensions or (max_dimension,) * 3
+        return all(d % g == 0 and d <= t for d, g, t in zip(mnk, self.granularity, top))
 
 
 @dataclass(frozen=True)
@@ -116,6 +131,7 @@ class Target:
     ptx: dict[str, Any] | None
     gemm_configs: tuple[dict, ...] = ()
     gemm_tuned: tuple[dict, ...] = ()
+    bfloat16: bool = False
 
     def native_shapes(self) -> tuple[MatrixShape, ...]:
         """Every fixed native multiply-add shape: the cooperative_matrix rows, plus for PTX
@@ -174,7 +190,7 @@ def _scope(where: str, obj: dict, path: str) -> str:
 
 _KEYS = {"name", "description", "source", "api", "subgroup_size", "layouts", "cooperative_matrix",
          "flexible_dimensions", "flexible_max_dimension", "tensor_addressing", "ptx",
-         "gemm_configs", "gemm_tuned"}
+         "gemm_configs", "gemm_tuned", "bfloat16"}
 _CONFIG_KEYS = {"bm": int, "bn": int, "bk": int, "stages": int, "persistent": bool,
                 "split_k": int, "name": str}
 
@@ -220,8 +236,15 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
         inv = _expect(where, r, "workgroup_invocations", (int, type(None)), p)
         if scope == "Workgroup" and not (isinstance(inv, int) and not isinstance(inv, bool) and 0 < inv <= 1024):
             raise _fail(where, f"{p}.workgroup_invocations", "a Workgroup-scope row needs a count from 1 to 1024")
+        top = _expect(where, r, "max", list, p, optional=True)
+        if top is not None and (len(top) != 3 or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE and x % y == 0
+                for x, y in zip(top, g))):
+            raise _fail(where, f"{p}.max", f"expected [M, N, K] positive multiples of the "
+                                           f"granularity, got {top!r}")
         flex.append(FlexibleDimensions(tuple(g), *_types(where, r, p),
-                                       _expect(where, r, "saturating", bool, p), scope, inv))
+                                       _expect(where, r, "saturating", bool, p), scope, inv,
+                                       tuple(top) if top is not None else None))
     max_dim = _expect(where, data, "flexible_max_dimension", int, "$", optional=True)
     if max_dim is not None and not 0 < max_dim <= MAX_SIZE:
         raise _fail(where, "$.flexible_max_dimension", f"expected an integer from 1 to {MAX_SIZE}, "
@@ -245,6 +268,10 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
                         isinstance(x, int) and not isinstance(x, bool) and 0 < x <= MAX_SIZE for x in ns):
                     raise _fail(where, f"{p}.n", f"expected {'a list of ' if table != 'mma_sync' else 'a '}"
                                                  f"positive integer(s), got {n!r}")
+    bf16 = _expect(where, data, "bfloat16", bool, "$", optional=True) or False
+    if api == "vulkan" and not bf16 and any("bf16" in r.types for r in (*rows, *flex)):
+        raise _fail(where, "$.bfloat16", "a Vulkan device with bf16 cooperative matrices has "
+                                         "VK_KHR_shader_bfloat16: expected true")
     configs = _expect(where, data, "gemm_configs", list, "$", optional=True) or []
     for i, c in enumerate(configs):
         p = f"$.gemm_configs[{i}]"
@@ -265,7 +292,7 @@ def parse_target(data: Any, where: str = "<target>") -> Target:
         if _expect(where, e, "config", str, p) not in names:
             raise _fail(where, f"{p}.config", f"{e['config']!r} is not one of gemm_configs")
     return Target(name, description, source, api, subgroup, tuple(layouts), tuple(rows), tuple(flex),
-                  max_dim or 0, tensor, ptx, tuple(configs), tuple(tuned))
+                  max_dim or 0, tensor, ptx, tuple(configs), tuple(tuned), bf16)
 
 
 def shipped_targets() -> list[str]:

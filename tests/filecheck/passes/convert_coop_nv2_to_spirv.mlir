@@ -4,7 +4,7 @@
 // RUN: spirv-val --target-env vulkan1.3 %t.spv
 // RUN: spirv-dis %t.spv | filecheck %s
 
-// CHECK-DAG:  OpCapability CooperativeMatrixReductionsNV
+// CHECK-DAG:  OpCapability CooperativeMatrixReductions{{NV|EXT}}
 // CHECK-DAG:  OpCapability CooperativeMatrixConversionsNV
 // CHECK-DAG:  OpCapability CooperativeMatrixTensorAddressingNV
 // RepeatMirrored = 4; a view of Dim 3 with its own dimensions, permutation 2 0 1.
@@ -19,9 +19,9 @@
 // CHECK:      OpTensorViewSetStrideNV %[[V]] %{{.*}} %uint_128 %uint_8 %uint_1
 // CHECK:      OpTensorViewSetClipNV %[[V]] %{{.*}} %uint_0 %uint_16 %uint_0 %uint_16
 // CHECK:      OpCooperativeMatrixLoadTensorNV %{{.*}} None TensorView
-// CHECK:      OpCooperativeMatrixReduceNV %{{.*}} Column %add
-// CHECK:      OpCooperativeMatrixReduceNV %{{.*}} Row|Column %add
-// CHECK:      OpCooperativeMatrixConvertNV
+// CHECK:      OpCooperativeMatrixReduce{{NV|EXT}} %{{.*}} Column %add
+// CHECK:      OpCooperativeMatrixReduce{{NV|EXT}} %{{.*}} Row|Column %add
+// CHECK:      OpCooperativeMatrixConvert{{NV|UseEXT}}
 // CHECK:      OpCooperativeMatrixTransposeNV
 // CHECK:      OpCooperativeMatrixStoreTensorNV %{{.*}} None TensorView
 !L = !tensor_addr.layout<3, RepeatMirrored>

@@ -79,3 +79,12 @@ func.func @matrix_buffer(%A: memref<4x!coop.matrix<16x16xf16, Subgroup, MatrixA>
   func.return
 }
 // CHECK: error: 'func.func' op kernel argument 0 must be a memref of scalars, got element type !coop.matrix<16x16xf16, Subgroup, MatrixA>
+
+// -----
+func.func @bool_add(%A: memref<256xi32>, %n: i32) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
+  %z = arith.constant 0 : i32
+  %a = arith.cmpi slt, %n, %z : i32
+  %b = arith.addi %a, %a : i1
+  func.return
+}
+// CHECK: error: 'arith.addi' op arith.addi of i1 has no SPIR-V lowering (andi, ori, xori do)

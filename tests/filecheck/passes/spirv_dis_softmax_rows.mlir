@@ -7,8 +7,8 @@
 // RUN: spirv-val --target-env vulkan1.3 %t2.spv
 // RUN: spirv-dis %t2.spv | filecheck %s
 
-// CHECK-DAG:  OpCapability CooperativeMatrixReductionsNV
-// CHECK-DAG:  OpCapability CooperativeMatrixPerElementOperationsNV
+// CHECK-DAG:  OpCapability CooperativeMatrixReductions{{NV|EXT}}
+// CHECK-DAG:  OpCapability CooperativeMatrixPerElementOperations{{NV|EXT}}
 // CHECK-DAG:  OpCapability CooperativeMatrixTensorAddressingNV
 // CHECK-NOT:  OpCapability CooperativeMatrixConversionsNV
 // Only the kernel is an entry point; the helpers are plain functions.
@@ -19,13 +19,13 @@
 // CHECK-DAG:  %[[COMBINE:.*]] = OpTypeFunction %float %float %float
 // CHECK-DAG:  %[[PER4:.*]] = OpTypeFunction %float %uint %uint %float %float
 // CHECK:      %[[X:.*]] = OpCooperativeMatrixLoadTensorNV %[[M]]
-// CHECK:      %[[MX:.*]] = OpCooperativeMatrixReduceNV %[[M]] %[[X]] Row %max
-// CHECK:      %[[S:.*]] = OpCooperativeMatrixPerElementOpNV %[[M]] %[[X]] %sub %[[MX]]
-// CHECK:      OpCooperativeMatrixPerElementOpNV %[[M]] %[[S]] %neg_abs
-// CHECK:      OpCooperativeMatrixReduceNV %[[M]] %{{.*}} Row %add
-// CHECK:      OpCooperativeMatrixPerElementOpNV %[[M]] %[[S]] %div %{{.*}}
+// CHECK:      %[[MX:.*]] = OpCooperativeMatrixReduce{{NV|EXT}} %[[M]] %[[X]] Row %max
+// CHECK:      %[[S:.*]] = OpCooperativeMatrixPerElementOp{{NV|EXT}} %[[M]] %[[X]] %sub %[[MX]]
+// CHECK:      OpCooperativeMatrixPerElementOp{{NV|EXT}} %[[M]] %[[S]] %neg_abs
+// CHECK:      OpCooperativeMatrixReduce{{NV|EXT}} %[[M]] %{{.*}} Row %add
+// CHECK:      OpCooperativeMatrixPerElementOp{{NV|EXT}} %[[M]] %[[S]] %div %{{.*}}
 // CHECK:      OpCooperativeMatrixStoreTensorNV
-// CHECK:      OpCooperativeMatrixReduceNV %[[Q]] %[[X]] 2x2 %add
+// CHECK:      OpCooperativeMatrixReduce{{NV|EXT}} %[[Q]] %[[X]] 2x2 %add
 // CHECK:      OpCooperativeMatrixStoreTensorNV
 // CHECK:      %max = OpFunction %float None %[[COMBINE]]
 // CHECK-NEXT: OpFunctionParameter %float

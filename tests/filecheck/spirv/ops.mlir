@@ -7,8 +7,8 @@ spirv.module Logical Vulkan requires ["Shader", "VulkanMemoryModel", "Float16", 
   spirv.GlobalVariable @buf bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.rtarray<f16, stride=2> [0]), Block>, StorageBuffer>
   // CHECK: spirv.GlobalVariable @wg built_in("WorkgroupId") : !spirv.ptr<vector<3xi32>, Input>
   spirv.GlobalVariable @wg built_in("WorkgroupId") : !spirv.ptr<vector<3xi32>, Input>
-  // CHECK: spirv.GlobalVariable @arr : !spirv.ptr<!spirv.array<4 x f32, stride=4>, Private>
-  spirv.GlobalVariable @arr : !spirv.ptr<!spirv.array<4 x f32, stride=4>, Private>
+  // CHECK: spirv.GlobalVariable @arr : !spirv.ptr<!spirv.array<4 x f32>, Private>
+  spirv.GlobalVariable @arr : !spirv.ptr<!spirv.array<4 x f32>, Private>
   // CHECK: spirv.EntryPoint "GLCompute" @main, @buf, @wg
   spirv.EntryPoint "GLCompute" @main, @buf, @wg
   // CHECK: spirv.ExecutionMode @main "LocalSize", 32, 1, 1

@@ -1,0 +1,293 @@
+"""FlashAttention-style forward kernels in coop IR: any batch, heads and sequence length.
+
+    python -m coopdialect.kernels.attention            # prints examples/attention.mlir
+
+`attention_ir(head_dim, dtype, block_m, block_n, threads)` writes the kernel `attention_d{D}`
+(`AttentionConfig` holds the same numbers; `attention_module(configs)` writes several kernels into
+one module, with the helper functions once) for
+
+    O = softmax(Q Kᵀ · scale [+ causal mask]) V,   LSE = log(sum(exp(Q Kᵀ · scale [+ mask])))
+
+per batch and head, rows of the softmax along the keys:
+
+* arguments `(%Q, %K, %V, %O: memref<?xT>, %LSE: memref<?xf32>, %B: i32, %H: i32, %S: i32,
+  %scale: f32, %causal: i32)`: Q, K, V, O are [B, H, S, D] row-major (D = head_dim, static),
+  LSE is [B, H, S] (the natural log, as FlashAttention returns it); T is f16 or bf16;
+  `causal` != 0 masks key j for query i when j > i (the upper-left-aligned mask of
+  `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`);
+* one workgroup of `threads` invocations per (query block of `block_m` rows, head, batch): the
+  declared grid is ceil(S / block_m) x H x B. Tiles are slices of 3-D tensor layouts [B*H, S, D]
+  (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0: rows past S read 0 and
+  are not stored, so every sequence length is exact; K is read as the MatrixB Kᵀ (D x block_n)
+  through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which swaps the sequence and head
+  dimensions;
+* the loop over key blocks of `block_n` (up to the diagonal block when causal) is the online
+  softmax in base 2, with log2(e) folded into the scale (scale2 = scale * log2(e), f32):
+
+      S  = Q Kᵀ                                      coop.mul_add, f32 accumulator
+      S2 = S * scale2, or -FLT_MAX where masked       coop.per_element_op (row, column known)
+      mb = rowmax(S2); mn = max(m, mb)                coop.reduce Row @max
+      P  = exp2(S2 - mn); a = exp2(m - mn)            math.exp2 in a per_element_op
+      l  = a * l + rowsum(P)                          coop.reduce Row @add
+      O  = a * O + T(P) V                             coop.f_convert, coop.convert to MatrixA,
+                                                      coop.mul_add
+      m  = mn
+
+  and at the end O / l is stored as T and LSE = (m + log2(l)) * ln(2) for each row. Masked scores
+  are -FLT_MAX rather than -inf (exp2 of them is 0 all the same) so that no infinity reaches a
+  Vulkan driver, which may assume there are none (the modules declare no float controls); m
+  starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite after the first block.
+  The running max m and sum l are block_m x block_n accumulators whose rows are constant; where
+  block_n != head_dim a Row reduction (@max of equal values: exact) brings a and l to the
+  block_m x head_dim shape of O.
+
+The float64 model and the error bound against it (dominated by T's rounding of P and of O):
+`coopdialect.kernels.attention_bound`; docs/attention.md derives the bound.
+
+Raises ValueError for a dtype, head dim, block or invocation count it does not take.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+DTYPES = ("f16", "bf16")
+LOG2E = "0x3FB8AA3B"  # log2(e) rounded to f32 (1.44269502...)
+LN2 = "0x3F317218"  # ln(2) rounded to f32 (0.693147182...)
+NEG = "0xFF7FFFFF"  # -FLT_MAX: the masked score and the initial running max
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """One kernel: head dim D, element type, a block_m x block_n score tile, and the invocations of
+    its workgroup (a multiple of 128: 64 accumulator rows per 128 invocations on sm_90a)."""
+
+    head_dim: int = 64
+    dtype: str = "f16"
+    block_m: int = 128
+    block_n: int = 64
+    threads: int = 256
+
+    @property
+    def name(self) -> str:
+        return f"attention_d{self.head_dim}" + ("" if self.dtype == "f16" else f"_{self.dtype}")
+
+    def check(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
+        if self.head_dim % 16 or not 16 <= self.head_dim <= 256:
+            raise ValueError(f"head_dim {self.head_dim}: a multiple of 16 up to 256 (the K of "
+                             "Q Kᵀ in steps of 16, the N of P V at most 256)")
+        if self.block_n % 16 or not 16 <= self.block_n <= 256:
+            raise ValueError(f"block_n {self.block_n}: a multiple of 16 up to 256 (the K of P V "
+                             "in steps of 16)")
+        if self.threads not in (128, 256) or self.block_m != self.threads // 2:
+            raise ValueError(f"block_m {self.block_m} with {self.threads} invocations: 64 rows "
+                             "per 128 invocations (block_m 64 with 128, 128 with 256)")
+
+
+# The kernels of examples/attention.mlir: f16, the largest tiles whose staged operands fit 48 KB
+# of shared memory (Q, a K block and a V block: 32 KB at D 64, 48 KB at D 128).
+EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16", 64, 64, 128))
+
+
+def _helpers() -> list[str]:
+    """The functions the per-element ops and reductions call (f32, shared by every kernel)."""
+    return [
+        "func.func @max(%a: f32, %b: f32) -> f32 {",
+        "  %r = arith.maximumf %a, %b : f32",
+        "  func.return %r : f32",
+        "}",
+        "func.func @add(%a: f32, %b: f32) -> f32 {",
+        "  %r = arith.addf %a, %b : f32",
+        "  func.return %r : f32",
+        "}",
+        "// S2 = S * scale2, or -FLT_MAX for a key past the sequence or (causal) after the query",
+        "func.func @score(%r: i32, %c: i32, %x: f32, %row0: i32, %col0: i32, %S: i32, "
+        "%causal: i32, %scale2: f32) -> f32 {",
+        "  %zero = arith.constant 0 : i32",
+        f"  %neg = arith.constant {NEG} : f32",
+        "  %q = arith.addi %row0, %r : i32",
+        "  %k = arith.addi %col0, %c : i32",
+        "  %y = arith.mulf %x, %scale2 : f32",
+        "  %past = arith.cmpi sge, %k, %S : i32",
+        "  %after = arith.cmpi sgt, %k, %q : i32",
+        "  %isc = arith.cmpi ne, %causal, %zero : i32",
+        "  %cm = arith.andi %after, %isc : i1",
+        "  %masked = arith.ori %past, %cm : i1",
+        "  %s = arith.select %masked, %neg, %y : f32",
+        "  func.return %s : f32",
+        "}",
+        "func.func @maximum(%r: i32, %c: i32, %a: f32, %b: f32) -> f32 {",
+        "  %y = arith.maximumf %a, %b : f32",
+        "  func.return %y : f32",
+        "}",
+        "// exp2(x - m)",
+        "func.func @exp2_sub(%r: i32, %c: i32, %x: f32, %m: f32) -> f32 {",
+        "  %d = arith.subf %x, %m : f32",
+        "  %e = math.exp2 %d : f32",
+        "  func.return %e : f32",
+        "}",
+        "// the natural log-sum-exp of a row from its base-2 max m and sum l: (m + log2 l) ln 2",
+        "func.func @lse(%r: i32, %c: i32, %m: f32, %l: f32) -> f32 {",
+        f"  %ln2 = arith.constant {LN2} : f32",
+        "  %b = math.log2 %l : f32",
+        "  %a = arith.addf %m, %b : f32",
+        "  %y = arith.mulf %a, %ln2 : f32",
+        "  func.return %y : f32",
+        "}",
+    ]
+
+
+def _types(c: AttentionConfig, sfx: str) -> list[str]:
+    t, d, bm, bn = c.dtype, c.head_dim, c.block_m, c.block_n
+    return [f"!q{sfx} = !coop.matrix<{bm}x{d}x{t}, Workgroup, MatrixA>",
+            f"!kt{sfx} = !coop.matrix<{d}x{bn}x{t}, Workgroup, MatrixB>",
+            f"!v{sfx} = !coop.matrix<{bn}x{d}x{t}, Workgroup, MatrixB>",
+            f"!s{sfx} = !coop.matrix<{bm}x{bn}xf32, Workgroup, MatrixAcc>",
+            f"!ph{sfx} = !coop.matrix<{bm}x{bn}x{t}, Workgroup, MatrixAcc>",
+            f"!pa{sfx} = !coop.matrix<{bm}x{bn}x{t}, Workgroup, MatrixA>",
+            f"!o{sfx} = !coop.matrix<{bm}x{d}xf32, Workgroup, MatrixAcc>",
+            f"!oh{sfx} = !coop.matrix<{bm}x{d}x{t}, Workgroup, MatrixAcc>"]
+
+
+def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
+    t, d, bm, bn = c.dtype, c.head_dim, c.block_m, c.block_n
+    q, kt, v, s, ph, pa, o, oh = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "oh"))
+    mem = f"memref<?x{t}>"
+    wide = bn != d  # a and l need a Row reduction to O's shape
+    body = [
+        f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
+        "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
+        f"    attributes {{coop.workgroup_size = array<i32: {c.threads}, 1, 1>,",
+        f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv {bm}, s1, s0)>}} {{",
+        "  %c0 = arith.constant 0 : index",
+        f"  %cbn = arith.constant {bn} : index",
+        "  %zero = arith.constant 0 : i32",
+        "  %one = arith.constant 1 : i32",
+        f"  %tbm = arith.constant {bm} : i32",
+        f"  %tbn = arith.constant {bn} : i32",
+        f"  %td = arith.constant {d} : i32",
+        f"  %log2e = arith.constant {LOG2E} : f32",
+        "  %scale2 = arith.mulf %scale, %log2e : f32",
+        "  %wx = gpu.block_id x",
+        "  %wy = gpu.block_id y",
+        "  %wz = gpu.block_id z",
+        "  %x = arith.index_cast %wx : index to i32",
+        "  %h = arith.index_cast %wy : index to i32",
+        "  %b = arith.index_cast %wz : index to i32",
+        "  %row0 = arith.muli %x, %tbm : i32",
+        "  %bh0 = arith.muli %b, %H : i32",
+        "  %bh = arith.addi %bh0, %h : i32",
+        "  %BH = arith.muli %B, %H : i32",
+        "  // [B*H, S, D]: this workgroup's rows of Q and O, blocks of K and V",
+        "  %l0 = tensor_addr.create_layout : !L3",
+        "  %lt = tensor_addr.layout_set_dimension %l0, %BH, %S, %td : !L3",
+        "  %lq = tensor_addr.layout_slice %lt, %bh, %one, %row0, %tbm, %zero, %td : !L3",
+        "  %vt = tensor_addr.create_view : !V3",
+        f"  %zh = arith.constant 0.0 : {t}",
+        "  %zf = arith.constant 0.0 : f32",
+        f"  %neg = arith.constant {NEG} : f32",
+        f"  %oq = coop.composite_construct %zh : {t} -> {q}",
+        f"  %okt = coop.composite_construct %zh : {t} -> {kt}",
+        f"  %ov = coop.composite_construct %zh : {t} -> {v}",
+        f"  %zs = coop.composite_construct %zf : f32 -> {s}",
+        f"  %m0 = coop.composite_construct %neg : f32 -> {s}",
+        f"  %o0 = coop.composite_construct %zf : f32 -> {o}",
+        f"  %qt = coop.load_tensor %Q, %oq, %lq : {mem}, {q}, !L3 -> {q}",
+        "  // key blocks: all of them, or (causal) up to the one holding the last query row",
+        "  %rend = arith.addi %row0, %tbm : i32",
+        "  %diag = arith.minsi %rend, %S : i32",
+        "  %isc = arith.cmpi ne, %causal, %zero : i32",
+        "  %kend32 = arith.select %isc, %diag, %S : i32",
+        "  %kend = arith.index_cast %kend32 : i32 to index",
+        f"  %res:3 = scf.for %j = %c0 to %kend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zs) "
+        f"-> ({o}, {s}, {s}) {{",
+        "    %j32 = arith.index_cast %j : index to i32",
+        "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
+        f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+        f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}",
+        "    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : "
+        f"{s}, i32, i32, i32, i32, f32 -> {s}",
+        f"    %mb = coop.reduce Row %s2, @max : {s} -> {s}",
+        f"    %mn = coop.per_element_op @maximum(%m, %mb) : {s}, {s} -> {s}",
+        f"    %p = coop.per_element_op @exp2_sub(%s2, %mn) : {s}, {s} -> {s}",
+        f"    %a = coop.per_element_op @exp2_sub(%m, %mn) : {s}, {s} -> {s}",
+        f"    %rs = coop.reduce Row %p, @add : {s} -> {s}",
+        f"    %la = coop.fmul %l, %a : {s}",
+        f"    %ln = coop.fadd %la, %rs : {s}",
+        *([f"    %ao = coop.reduce Row %a, @max : {s} -> {o}"] if wide else []),
+        f"    %oa = coop.fmul %o, {'%ao' if wide else '%a'} : {o}",
+        f"    %pt = coop.f_convert %p : {s} -> {ph}",
+        f"    %pm = coop.convert %pt : {ph} -> {pa}",
+        f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
+        f"    %on = coop.mul_add %pm, %vb, %oa : {pa}, {v}, {o} -> {o}",
+        f"    scf.yield %on, %mn, %ln : {o}, {s}, {s}",
+        "  }",
+        *([f"  %lo = coop.reduce Row %res#2, @max : {s} -> {o}"] if wide else []),
+        f"  %of = coop.fdiv %res#0, {'%lo' if wide else '%res#2'} : {o}",
+        f"  %oc = coop.f_convert %of : {o} -> {oh}",
+        f"  coop.store_tensor %oc, %O, %lq : {oh}, {mem}, !L3",
+        "  // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped",
+        f"  %lse = coop.per_element_op @lse(%res#1, %res#2) : {s}, {s} -> {s}",
+        "  %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3",
+        "  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tbn : !L3",
+        f"  coop.store_tensor %lse, %LSE, %lls : {s}, memref<?xf32>, !L3",
+        "  func.return",
+        "}",
+    ]
+    return body
+
+
+def attention_module(configs: tuple[AttentionConfig, ...] | list[AttentionConfig] = EXAMPLE) -> str:
+    """The kernels `configs` (module docstring) in one module, as IR text. Raises ValueError for
+    a config `AttentionConfig.check` refuses or two kernels of one name."""
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two kernels of one name among {names}")
+    for c in configs:
+        c.check()
+    lines = [
+        "// FlashAttention-style forward: O = softmax(Q K^T * scale [+ causal mask]) V and the row",
+        "// log-sum-exp, at any batch, heads and sequence length (kernel arguments), f32 softmax and",
+        "// accumulation; the online softmax over key blocks in base 2 (log2(e) folded into the scale).",
+        "// Q, K, V, O: [B, H, S, D] row-major; LSE: [B, H, S]; causal != 0: key j masked for query",
+        "// i < j. Grid: ceil(S / block_m) x H x B (declared). docs/attention.md.",
+        "//",
+        "// Kernels: " + "; ".join(
+            f"{c.name}: {c.dtype}, {c.block_m}x{c.block_n} score tiles, {c.threads} invocations"
+            for c in configs) + ".",
+        "// Regenerate: python -m coopdialect.kernels.attention > examples/attention.mlir",
+        "!L3 = !tensor_addr.layout<3, Constant>",
+        "!V3 = !tensor_addr.view<3, false, 0, 2, 1>",
+    ]
+    single = len(configs) == 1
+    for c in configs:
+        lines += _types(c, "" if single else f"_{c.name[len('attention_'):]}")
+    lines += _helpers()
+    for c in configs:
+        lines += _kernel(c, "" if single else f"_{c.name[len('attention_'):]}")
+    return "\n".join(lines) + "\n"
+
+
+def attention_ir(head_dim: int = 64, dtype: str = "f16", block_m: int = 128, block_n: int = 64,
+                 threads: int | None = None) -> str:
+    """One kernel `attention_d{head_dim}[_bf16]` (module docstring) as IR text; `threads`
+    defaults to 2 * block_m. Raises ValueError for sizes `AttentionConfig.check` refuses."""
+    return attention_module([AttentionConfig(head_dim, dtype, block_m, block_n,
+                                             threads or 2 * block_m)])
+
+
+def grid(c: AttentionConfig, batch: int, heads: int, seq: int) -> tuple[int, int, int]:
+    """The declared grid: (ceil(seq / block_m), heads, batch)."""
+    return (-(-seq // c.block_m), heads, batch)
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.stdout.write(attention_module(EXAMPLE))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
