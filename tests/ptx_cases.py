@@ -392,52 +392,86 @@ def check_model(case: Case, outputs: dict[int, np.ndarray]) -> None:
                                 f"interpreter {got.reshape(-1)[j]!r}, model {want.reshape(-1)[j]!r}")
 
 
-def wgmma_case(idx: int, et: str, n: int, k: int, lay_a: str, lay_b: str, seed: int = 11) -> Case:
-    """One warpgroup (128 threads): D[64,n] = A[64,k] @ B[k,n] + C with workgroup-scope
-    matrices, a K loop of 64x n x16 products (-> wgmma.mma_async.m64nNk16).
+def wgmma_case(idx: int, et: str, n: int, k: int, lay_a: str, lay_b: str, seed: int = 11, *,
+               m: int = 64, k_step: int | None = None, invocations: int = 128,
+               types: tuple[str, str, str] | None = None, flags: str = "") -> Case:
+    """One workgroup of `invocations` (whole warpgroups): D[m,n] = A[m,k] @ B[k,n] + C with
+    workgroup-scope matrices, a K loop of m x n x k_step products (-> k_step/16 (f16/bf16) or
+    k_step/32 (8-bit) wgmma.mma_async per 64-row block and N chunk). `et` f16 or bf16 with an
+    f32 accumulator, or `types` = (A, B, C) 8-bit x 8-bit -> 32-bit integers (signedness by
+    type, e.g. ("si8", "ui8", "si32"), or by `flags`, the Cooperative Matrix Operands with their
+    leading space: " <SaturatingAccumulation>" clamps the addition of C, which the model
+    does once: saturating cases take one K step, k = k_step).
 
     D is its own buffer, not C updated in place: the interpreter runs each subgroup's copy of
     a Workgroup matrix one after the other, so an in-place C would be read after another
     subgroup stored it (C + 4*A@B); which invocation loads/stores which elements is
     implementation-dependent (KHR), so in-place use without a barrier is not portable anyway."""
     rng = np.random.default_rng(seed + idx)
-    A = rng.integers(-3, 4, 64 * k).astype(NP[et])
-    B = rng.integers(-3, 4, k * n).astype(NP[et])
-    C = rng.integers(-8, 9, 64 * n).astype(np.float32)
-    a = gather(A, 0, k if lay_a == "RowMajor" else 64, lay_a, 64, k)
+    ta, tb, tc = types or (et, et, "f32")
+    integer = tc != "f32"
+    k_step = k_step or (32 if integer else 16)
+    sat = "SaturatingAccumulation" in flags
+    if integer:
+        A, B = _ints(rng, ta, m * k), _ints(rng, tb, k * n)
+        C = _ints(rng, tc, m * n)
+        if sat:
+            C[::3] = NP[tc](2**31 - 5)
+            C[1::3] = NP[tc](-2**31 + 5)
+    else:
+        A = rng.integers(-3, 4, m * k).astype(NP[et])
+        B = rng.integers(-3, 4, k * n).astype(NP[et])
+        C = rng.integers(-8, 9, m * n).astype(np.float32)
+    a = gather(A, 0, k if lay_a == "RowMajor" else m, lay_a, m, k)
     b = gather(B, 0, n if lay_b == "RowMajor" else k, lay_b, k, n)
-    want = mul_add(a, b, C.reshape(64, n), "f32").reshape(-1)
-    name = f"wgmma{idx}_{et}_64x{n}x{k}_{lay_a[0]}{lay_b[0]}"
-    sa = k if lay_a == "RowMajor" else 64
+    want = mul_add(a, b, C.reshape(m, n), tc, sat).reshape(-1)
+    kinds = et if not integer else f"{ta}_{tb}_{tc}{'_sat' if sat else ''}"
+    name = f"wgmma{idx}_{kinds}_{m}x{n}x{k}_{lay_a[0]}{lay_b[0]}"
+    sa = k if lay_a == "RowMajor" else m
     sb = n if lay_b == "RowMajor" else k
-    # A's K step moves 16 columns (RowMajor) or 16 rows of the stored transpose (ColumnMajor).
-    da = 1 if lay_a == "RowMajor" else 64
+    # A's K step moves k_step columns (RowMajor) or k_step rows of the stored transpose.
+    da = 1 if lay_a == "RowMajor" else m
     db = n if lay_b == "RowMajor" else 1
-    body = _consts({"c0": 0, "c16": 16, "K": k, "sa": sa, "sb": sb, "sc": n, "da": da, "db": db}) + [
-        f"%init = coop.load %C[%c0], %sc, RowMajor : memref<{64 * n}xf32> -> !c",
-        "%acc = scf.for %kk = %c0 to %K step %c16 iter_args(%d = %init) -> (!c) {",
+    body = _consts({"c0": 0, "step": k_step, "K": k, "sa": sa, "sb": sb, "sc": n, "da": da,
+                    "db": db}) + [
+        f"%init = coop.load %C[%c0], %sc, RowMajor : memref<{m * n}x{tc}> -> !c",
+        "%acc = scf.for %kk = %c0 to %K step %step iter_args(%d = %init) -> (!c) {",
         "  %oa = arith.muli %kk, %da : index",
         "  %ob = arith.muli %kk, %db : index",
-        f"  %a = coop.load %A[%oa], %sa, {lay_a} : memref<{64 * k}x{et}> -> !a",
-        f"  %b = coop.load %B[%ob], %sb, {lay_b} : memref<{k * n}x{et}> -> !b",
-        "  %e = coop.mul_add %a, %b, %d : !a, !b, !c -> !c",
+        f"  %a = coop.load %A[%oa], %sa, {lay_a} : memref<{m * k}x{ta}> -> !a",
+        f"  %b = coop.load %B[%ob], %sb, {lay_b} : memref<{k * n}x{tb}> -> !b",
+        f"  %e = coop.mul_add %a, %b, %d{flags} : !a, !b, !c -> !c",
         "  scf.yield %e : !c",
         "}",
-        f"coop.store %acc, %D[%c0], %sc, RowMajor : !c, memref<{64 * n}xf32>",
+        f"coop.store %acc, %D[%c0], %sc, RowMajor : !c, memref<{m * n}x{tc}>",
     ]
-    mlir = _kernel(name, [("A", 64 * k, et), ("B", k * n, et), ("C", 64 * n, "f32"),
-                          ("D", 64 * n, "f32")], body,
-                   {"a": f"!coop.matrix<64x16x{et}, Workgroup, MatrixA>",
-                    "b": f"!coop.matrix<16x{n}x{et}, Workgroup, MatrixB>",
-                    "c": f"!coop.matrix<64x{n}xf32, Workgroup, MatrixAcc>"})
-    mlir = mlir.replace("array<i32: 32, 1, 1>", "array<i32: 128, 1, 1>")
-    return Case(name, mlir, name, (1, 1, 1), (128, 1, 1), [A, B, C, np.zeros_like(C)], {3: want})
+    mlir = _kernel(name, [("A", m * k, ta), ("B", k * n, tb), ("C", m * n, tc),
+                          ("D", m * n, tc)], body,
+                   {"a": f"!coop.matrix<{m}x{k_step}x{ta}, Workgroup, MatrixA>",
+                    "b": f"!coop.matrix<{k_step}x{n}x{tb}, Workgroup, MatrixB>",
+                    "c": f"!coop.matrix<{m}x{n}x{tc}, Workgroup, MatrixAcc>"})
+    mlir = mlir.replace("array<i32: 32, 1, 1>", f"array<i32: {invocations}, 1, 1>")
+    return Case(name, mlir, name, (1, 1, 1), (invocations, 1, 1), [A, B, C, np.zeros_like(C)],
+                {3: want})
 
 
 def wgmma_cases() -> list[Case]:
-    """Dense wgmma cases: both element types, several N, every A/B layout."""
+    """Dense wgmma cases: f16 and bf16 at several N, every A/B layout (0-4); 8-bit integers
+    with every signedness mix, wrapping and saturating (5-8); more than one 64-row block per
+    warpgroup, two warpgroups, N split into chunks (m64n256 + m64n8; m64n32 + m64n8 for
+    integers), K steps of several wgmma (5-10)."""
+    s8, u8 = ("si8", "si8", "si32"), ("ui8", "ui8", "ui32")
     return [wgmma_case(0, "f16", 64, 64, "RowMajor", "RowMajor"),
             wgmma_case(1, "f16", 8, 32, "RowMajor", "ColumnMajor"),
             wgmma_case(2, "bf16", 128, 48, "ColumnMajor", "RowMajor"),
             wgmma_case(3, "bf16", 256, 16, "ColumnMajor", "ColumnMajor"),
-            wgmma_case(4, "f16", 24, 32, "RowMajor", "ColumnMajor")]
+            wgmma_case(4, "f16", 24, 32, "RowMajor", "ColumnMajor"),
+            wgmma_case(5, "", 32, 128, "RowMajor", "ColumnMajor", types=s8, k_step=64),
+            wgmma_case(6, "", 64, 64, "ColumnMajor", "RowMajor", types=u8, m=128),
+            wgmma_case(7, "", 48, 96, "RowMajor", "RowMajor", types=("si8", "ui8", "si32"),
+                       m=128, invocations=256),
+            wgmma_case(8, "", 40, 64, "ColumnMajor", "ColumnMajor", types=s8, k_step=64,
+                       flags=" <SaturatingAccumulation>"),
+            wgmma_case(9, "f16", 264, 32, "RowMajor", "ColumnMajor"),
+            wgmma_case(10, "bf16", 64, 96, "ColumnMajor", "RowMajor", m=256, k_step=48,
+                       invocations=256)]

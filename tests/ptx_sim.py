@@ -9,9 +9,10 @@ shuffled values and resumes the warp (or the CTA). A load or store outside a buf
 (the GPU would fault or corrupt memory).
 
 `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (PTX ISA 9.7.14.5.8 fragment figures) and
-`wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}` with B in shared memory, K-major, no
-swizzle (9.7.15.5.1: descriptor start/LBO/SBO in 16-byte units at bits 0, 16, 32; core matrices
-of 8 rows x 16 bytes, LBO between core matrices along K, SBO along M/N) and A there too or in
+`wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}` / `m64nNk32{.satfinite}.s32.{s8,u8}.{s8,u8}`
+(accumulation wraps without .satfinite) with B in shared memory, K-major, no swizzle (9.7.15.5.1:
+descriptor start/LBO/SBO in 16-byte units at bits 0, 16, 32; core matrices of 8 rows x 16
+bytes, LBO between core matrices along K, SBO along M/N) and A there too or (f16/bf16) in
 registers (four .b32 per thread, a_{2i}, a_{2i+1} in register i at row 16w + g + 8(i&1), column
 2q + 8(i>>1), the m16n8k16 A figure per warp w of the warpgroup); D fragment d_i at row 16w + g
 + 8((i>>1)&1), column 8(i>>2) + 2q + (i&1)) are computed exactly
@@ -239,29 +240,41 @@ def _mma(lanes) -> list:
 
 
 def _smem_matrix(shared, desc: int, rows: int, t: str) -> np.ndarray:
-    """rows x 16 elements of a K-major, no-swizzle operand described by `desc`."""
+    """rows x (32 bytes of K) elements of type t of a K-major, no-swizzle operand described by
+    `desc`: element (r, k) at byte kb = k*E of its row, start + (r/8)*SBO + (kb/16)*LBO +
+    (r%8)*16 + kb%16 (PTX ISA 9.7.15.5.1.2)."""
     start = (desc & 0x3FFF) << 4
     lbo = ((desc >> 16) & 0x3FFF) << 4
     sbo = ((desc >> 32) & 0x3FFF) << 4
-    out = np.zeros((rows, 16))
+    if desc >> 62:
+        raise SimError("simulator lacks swizzled wgmma operands")
+    es = 1 if t in ("s8", "u8") else 2
+    out = np.zeros((rows, 32 // es))
     for r in range(rows):
-        for k in range(16):
-            off = start + (r // 8) * sbo + (k // 8) * lbo + (r % 8) * 16 + (k % 8) * 2
-            if off < 16 or off + 2 > len(shared):
+        for k in range(32 // es):
+            kb = k * es
+            off = start + (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
+            if off < 16 or off + es > len(shared):
                 raise SimError(f"wgmma operand byte {off} outside shared memory")
-            out[r, k] = float(_fval(int(shared[off]) | int(shared[off + 1]) << 8, t))
+            bits = int.from_bytes(bytes(shared[off:off + es]), "little")
+            out[r, k] = _read(bits, t) if es == 1 else float(_fval(bits, t))
     return out
 
 
 def _wgmma(group, shared) -> list:
-    """m64nNk16 f32 += A (64x16) * B (16xN): B from a shared-memory descriptor, A from one or
-    from four registers per thread."""
+    """m64nNk16 f32 += A (64x16) * B (16xN) of f16/bf16, or m64nNk32 s32 += A (64x32) * B
+    (32xN) of s8/u8 (wrapping; .satfinite clamps): B from a shared-memory descriptor, A from one
+    or (f16/bf16) from four registers per thread."""
     _, mods, imms, da, db, _acc = group[0]
     tokens = mods.strip(".").split(".")
     n = int(tokens[0][tokens[0].index("n") + 1:tokens[0].index("k")])
-    t = tokens[2]
+    sat = "satfinite" in tokens
+    dt, at, bt = [x for x in tokens[1:] if x != "satfinite"]
+    integer = dt == "s32"
     regs_a = isinstance(da, list)
-    if imms.replace(" ", "") != ("1,1,1,0" if regs_a else "1,1,1,0,0") or tokens[1] != "f32":
+    want = "1" if integer else "1,1,1,0" if regs_a else "1,1,1,0,0"
+    if imms.replace(" ", "") != want or dt not in ("f32", "s32") or (sat and not integer) \
+            or (regs_a and integer):
         raise SimError(f"simulator lacks wgmma{mods} {imms}")
     for s in group:
         if (not regs_a and s[3] != da) or s[4] != db:
@@ -273,25 +286,31 @@ def _wgmma(group, shared) -> list:
             g, q = lane >> 2, lane & 3
             for i, bits in enumerate(s[3]):
                 r, col = 16 * w + g + 8 * (i & 1), 2 * q + 8 * (i >> 1)
-                A[r, col] = float(_fval(bits & 0xFFFF, t))
-                A[r, col + 1] = float(_fval(bits >> 16, t))
+                A[r, col] = float(_fval(bits & 0xFFFF, at))
+                A[r, col + 1] = float(_fval(bits >> 16, at))
     else:
-        A = _smem_matrix(shared, da, 64, t)
-    Bt = _smem_matrix(shared, db, n, t)  # N x K
-    D = np.zeros((64, n))
+        A = _smem_matrix(shared, da, 64, at)
+    Bt = _smem_matrix(shared, db, n, bt)  # N x K
+    D = np.zeros((64, n), object if integer else np.float64)
     for tid, s in enumerate(group):
         w, lane = tid >> 5, tid & 31
         g, q = lane >> 2, lane & 3
         for i, v in enumerate(s[5]):
             D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)] = \
-                float(_fval(v, "f32"))
-    D = A @ Bt.T + D
+                _sval(v, 32) if integer else float(_fval(v, "f32"))
+    if integer:
+        D = A.astype(np.int64).astype(object) @ Bt.astype(np.int64).astype(object).T + D
+        if sat:
+            D = np.minimum(np.maximum(D, -(1 << 31)), (1 << 31) - 1)
+    else:
+        D = A @ Bt.T + D
     out = []
     for tid in range(len(group)):
         w, lane = tid >> 5, tid & 31
         g, q = lane >> 2, lane & 3
-        out.append([_f32(D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)])
-                    for i in range(n // 2)])
+        vals = [D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)]
+                for i in range(n // 2)]
+        out.append([int(v) & 0xFFFFFFFF for v in vals] if integer else [_f32(v) for v in vals])
     return out
 
 
@@ -509,18 +528,22 @@ class Kernel:
                 else:
                     regs[out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
             return ld_param
-        if isinstance(op, ptx.PackOp):
+        if isinstance(op, ptx.PackOp):  # mov.b32 {b16, b16} or mov.b64 {b32, b32}
             out, (lo_v, hi_v) = op.out, tuple(op.args)
+            h = _w(op.mods.data) // 2
+            m = (1 << h) - 1
 
             def pack(regs, mem, shared, sreg):
-                regs[out] = (regs[lo_v] & 0xFFFF) | (regs[hi_v] & 0xFFFF) << 16
+                regs[out] = (regs[lo_v] & m) | (regs[hi_v] & m) << h
             return pack
         if isinstance(op, ptx.UnpackOp):
             arg, (o0, o1) = op.arg, tuple(op.outs)
+            h = _w(op.mods.data) // 2
+            m = (1 << h) - 1
 
             def unpack(regs, mem, shared, sreg):
                 v = regs[arg]
-                regs[o0], regs[o1] = v & 0xFFFF, v >> 16 & 0xFFFF
+                regs[o0], regs[o1] = v & m, v >> h & m
             return unpack
         if isinstance(op, ptx.LdOp | ptx.StOp):
             mods = op.mods.data

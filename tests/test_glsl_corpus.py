@@ -33,7 +33,6 @@ COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 # the raised IR of these does not lower to PTX: the backend's refusal, one line at the op
 NO_PTX = {
     "nv_gemm": "matrices without a Use (NV) have no PTX fragment layout",
-    "arm_blocked_gemm": "MemoryLayout RowBlockedInterleavedARM has no PTX lowering",
 }
 
 
@@ -334,7 +333,8 @@ def test_gpu_cases_pass_with_the_interpreter_as_both_devices():
 
 
 # PTX the simulator executes (tests/ptx_sim.py lacks prmt, which the s8 mma.sync path uses)
-SIMULATED = ["khr_gemm_f16", "khr_control_flow", "coopmat2_reduce", "coopmat2_gemm_decode"]
+SIMULATED = ["khr_gemm_f16", "khr_control_flow", "coopmat2_reduce", "coopmat2_gemm_decode",
+             "arm_blocked_gemm"]
 
 
 @pytest.mark.parametrize("name", SIMULATED)

@@ -19,7 +19,7 @@ import pytest
 
 from coopdialect import api
 from coopdialect.ptx.launch import describe
-from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir
+from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir, workgroup_gemm_ir
 from coopdialect.ptx.printer import emit_ptx
 from validators import ptxas as find_ptxas
 
@@ -57,6 +57,29 @@ def test_pipeline_assembles_without_spills(tmp_path: Path, dt: str, stages: int,
                                            bn: int) -> None:
     m = lower(gemm_wg_ir(2 * bm, 2 * bn, 512, dt, TM=bm, TN=bn), stages)
     _assembles_clean(tmp_path, emit_ptx(m))
+
+
+@pytest.mark.parametrize("stages,bm,bn,bk", [(4, 128, 128, 128), (3, 64, 256, 64),
+                                             (2, 256, 128, 128), (4, 128, 40, 32),
+                                             (3, 192, 48, 64)])
+def test_s8_pipeline_assembles_without_spills(tmp_path: Path, stages: int, bm: int, bn: int,
+                                              bk: int) -> None:
+    """8-bit operands (K-major, swizzled like 16-bit ones: 32 bytes of K per instruction) into
+    s32 accumulators: wgmma.mma_async.m64nNk32.s32.s8.s8, integer N chunks (40 = 32 + 8)."""
+    ir = workgroup_gemm_ir(2 * bm, 4 * bn, 512, bm, bn, bk, 128, "i8", b_col=True)
+    text = emit_ptx(lower(ir, stages))
+    assert all(f"wgmma.mma_async.sync.aligned.m64n{w}k32.s32.s8.s8" in text
+               for w in ([32, 8] if bn == 40 else [bn]))
+    assert "satfinite" not in text
+    _assembles_clean(tmp_path, text)
+
+
+def test_staged_saturating_product_refused() -> None:
+    """A staged product whose C addition saturates has no place in the pipelined chain: one line."""
+    ir = workgroup_gemm_ir(256, 256, 256, 128, 128, 64, 128, "i8", b_col=True).replace(
+        "ResultSigned>", "ResultSigned|SaturatingAccumulation>")
+    with pytest.raises(Exception, match="SaturatingAccumulation in a staged kernel"):
+        lower(ir, 2)
 
 
 @pytest.mark.parametrize("dt,stages,batch,flight", [("f16", 4, 1, 1), ("bf16", 3, 2, 0),

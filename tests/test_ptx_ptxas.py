@@ -73,8 +73,26 @@ def test_sm80_target_assembles(tmp_path: Path) -> None:
         assert rc == 0 and not out, out
 
 
-EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[1] / "examples").glob("*.mlir")
-                  if "_arm_" not in p.stem and p.stem != "gemm_s8_coopmat2_vk")
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.mlir"))
+VK_PIPELINE = ["pipeline-coop-loads{stages=2}", "distribute-coop-workgroup",
+               "legalize-coop-sizes{target=sm90a-ptx flexible=false}"]
+STAGED_ONLY = {"sparse_gemm_f16_wg", "sparse_gemm_f16_tiles_wg"}
+"""2:4 products of 128 rows: the warp-specialized wgmma pipeline takes them (one consumer
+warpgroup per 64 rows); op by op, sparse_mma.mma_sp runs on one warpgroup of 64 rows."""
+
+
+def _pipelines(ex: Path) -> list[list[str]]:
+    """The pass lists before convert-coop-to-ptx an example is assembled with: as written and
+    after fold-tensor-views (op by op), and the pipeline its header or docs/ptx.md gives it:
+    the Workgroup-tile GEMMs (*_wg) staged for the wgmma pipeline, the Vulkan-style *_vk
+    GEMMs through their Vulkan pipeline's first passes (staged, distributed over subgroups,
+    legalized to mma.sync tiles: the op-by-op staged path)."""
+    out = [] if ex.stem in STAGED_ONLY else [[], ["fold-tensor-views"]]
+    if ex.stem.endswith("_wg"):
+        out.append(["pipeline-coop-loads{stages=4}"])
+    elif ex.stem.endswith("_vk") and "_coopmat2" not in ex.stem:
+        out.append(VK_PIPELINE)
+    return out
 
 
 def test_examples_are_there() -> None:
@@ -83,65 +101,40 @@ def test_examples_are_there() -> None:
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_assembles(tmp_path: Path, ex: Path) -> None:
-    """Every file in examples/ through convert-coop-to-ptx and ptxas -arch=sm_90a, clean: the
-    GEMMs, sparse, and the cooperative-matrix-2 / tensor-addressing ones (issue 13). The
-    Workgroup-tile GEMMs (*_wg, two warpgroups) lower in the staged form (docs/ptx.md:
-    pipeline-coop-loads first); the *_vk GEMMs through their Vulkan pipeline's first passes
-    (staged, distributed over subgroups, legalized to mma.sync tiles: the op-by-op staged path),
-    except the coopmat2 ones (*_coopmat2_vk), which lower as written like the other coopmat2
-    examples.
-    The Arm blocked-layout example is SPIR-V only (SPV_ARM_cooperative_matrix_layouts) and is
-    refused by convert-coop-to-ptx with one line (test_arm_example_is_refused_by_ptx), as is
-    the s8 coopmat2 Vulkan GEMM (Workgroup-scope wgmma operands are f16/bf16 only so far)."""
+    """Every file in examples/ through convert-coop-to-ptx and ptxas -arch=sm_90a, clean, in
+    each of its `_pipelines`: the GEMMs (f16, bf16, s8; subgroup and Workgroup scope, the Arm
+    blocked layouts), sparse, and the cooperative-matrix-2 / tensor-addressing ones."""
     from coopdialect import api
     from coopdialect.ptx import emit_ptx
     from coopdialect.runtime.device import lower
 
     ptxas = find_ptxas()
-    before = ["pipeline-coop-loads{stages=4}"] if ex.stem.endswith("_wg") else (
-        ["pipeline-coop-loads{stages=2}", "distribute-coop-workgroup",
-         "legalize-coop-sizes{target=sm90a-ptx flexible=false}"]
-        if ex.stem.endswith("_vk") and "_coopmat2" not in ex.stem else [])
-    module = api.parse(ex.read_text(), str(ex))
-    folded = module.clone()
-    api.run_pipeline(folded, "fold-tensor-views")
-    paths = []
-    for fold in (False, True):
-        if fold and str(folded) == str(module):
-            break  # nothing to fold: the same IR gives the same PTX
-        p = tmp_path / f"{ex.stem}{'_folded' if fold else ''}.ptx"
-        p.write_text(emit_ptx(lower(api.parse(ex.read_text(), str(ex)),
-                                    ",".join((["fold-tensor-views"] if fold else []) + before),
-                                    "convert-coop-to-ptx")))
+    seen, paths = set(), []
+    for i, passes in enumerate(_pipelines(ex)):
+        text = emit_ptx(lower(api.parse(ex.read_text(), str(ex)), ",".join(passes),
+                              "convert-coop-to-ptx"))
+        if text in seen:
+            continue  # nothing to fold: the same IR gives the same PTX
+        seen.add(text)
+        p = tmp_path / f"{ex.stem}_{i}.ptx"
+        p.write_text(text)
         paths.append(p)
-    # one file at a time: the folded kernel has the unfolded one's name
+    # one file at a time: the variants' kernels have the same name
     bad = [f"{p.name}: rc={rc}\n{out}" for p in paths for rc, out in [_ptxas(ptxas, p)]
            if rc or out]
     assert not bad, "ptxas rejected or warned about:\n" + "\n".join(bad)
 
 
-def test_arm_example_is_refused_by_ptx() -> None:
+@pytest.mark.parametrize("stem", sorted(STAGED_ONLY))
+def test_staged_only_examples_are_refused_op_by_op(stem: str) -> None:
+    """Op by op, the 128-row 2:4 products are one located line that names the way out."""
     from coopdialect import api
     from coopdialect.diagnostics import format_error
 
-    ex = Path(__file__).resolve().parents[1] / "examples" / "gemm_f16_arm_blocked.mlir"
+    ex = Path(__file__).resolve().parents[1] / "examples" / f"{stem}.mlir"
     m = api.parse(ex.read_text(), str(ex))
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "convert-coop-to-ptx")
     line = format_error(e.value)
     assert line.startswith(f"{ex}:") and "\n" not in line
-    assert "RowBlockedInterleavedARM has no PTX lowering" in line
-
-
-def test_s8_coopmat2_example_is_refused_by_ptx() -> None:
-    """Workgroup-scope coopmat2 s8 operands have no PTX lowering yet: one located line."""
-    from coopdialect import api
-    from coopdialect.diagnostics import format_error
-
-    ex = Path(__file__).resolve().parents[1] / "examples" / "gemm_s8_coopmat2_vk.mlir"
-    m = api.parse(ex.read_text().replace("8192", "512"), str(ex))
-    with pytest.raises(Exception) as e:
-        api.run_pipeline(m, "fold-tensor-views,convert-coop-to-ptx")
-    line = format_error(e.value)
-    assert line.startswith(f"{ex}:") and "\n" not in line
-    assert "wgmma operands of f16 and bf16 are lowered" in line
+    assert "stage its K loop (pipeline-coop-loads)" in line

@@ -425,18 +425,18 @@ class WgmmaWaitGroupOp(PtxOp):
 
 @irdl_op_definition
 class WgmmaMmaAsyncOp(PtxOp):
-    """`wgmma.mma_async.sync.aligned.m64nNk16.D.A.B {d}, a, b-desc, scale-d, ...;` (9.7.15.5.2).
+    """`wgmma.mma_async.sync.aligned.SHAPE.D.A.B {d}, a, b-desc, scale-d, ...;` (9.7.15.5.2).
 
     `a` is the A operand: one `.b64` shared-memory descriptor, or (A in registers, the "RS" form)
     four `.b32` registers of two 16-bit elements each in the fragment layout of 9.7.15.5.1. The
     accumulator registers are read and written: result i is printed with the register of
     operand `acc[i]` (the lowering gives each accumulator operand no other use afterwards).
     `imms` are the trailing immediates: scale-d, imm-scale-a, imm-scale-b, imm-trans-a,
-    imm-trans-b (descriptor A) or scale-d, imm-scale-a, imm-scale-b, imm-trans-b (register A).
+    imm-trans-b (descriptor A) or scale-d, imm-scale-a, imm-scale-b, imm-trans-b (register A);
+    scale-d alone for the integer types. PTX 8.0; 8.4 for the .s8.u8/.u8.s8 mixes.
     """
 
     name = "ptx.wgmma_mma_async"
-    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
     traits = traits_def(InPlaceResults(lambda op: zip(op.outs, op.acc)))
     mods = prop_def(StringAttr)
     imms = prop_def(StringAttr)
@@ -474,6 +474,11 @@ class WgmmaMmaAsyncOp(PtxOp):
     @property
     def acc(self) -> Sequence[SSAValue]:
         return list(self.args)[self.a_count.data + 1:]
+
+    @property
+    def PTX_VERSION(self) -> tuple[int, int]:  # noqa: N802 (the printer's per-op version hook)
+        mixed = ".s8.u8" in self.mods.data or ".u8.s8" in self.mods.data
+        return (8, 4) if mixed else (8, 0)
 
 
 FenceProxyAsyncOp = op_class(

@@ -5,8 +5,9 @@ A subgroup matrix is a `Frag`: one register per element this lane holds, in the 
 stride (in elements, into the flattened memref) and the RowMajor/ColumnMajor layout; they move
 one element per instruction, since neither the offset's nor the stride's alignment is known.
 `coop.mul_add` packs the fragments into the 32-bit registers `mma.sync` takes and issues
-(M/16)·(N/8)·(K/k) instructions (k = 16 for f16/bf16, 32 for s8/u8). Workgroup-scope ops go to
-`wgmma.py`.
+(M/16)·(N/8)·(K/k) instructions (k = 16 for f16/bf16, 32 for s8/u8). The Arm blocked layouts
+(SPV_ARM_cooperative_matrix_layouts) address each element by `matrix_addressing.py`.
+Workgroup-scope ops go to `wgmma.py`.
 """
 
 from __future__ import annotations
@@ -29,32 +30,39 @@ from coopdialect.ptx.kernel_lowering import (
     rule,
     width,
 )
-from coopdialect.ptx.wgmma import load_workgroup, mul_add_workgroup, store_workgroup
+from coopdialect.ptx import matrix_addressing as ma
+from coopdialect.ptx import wgmma
+from coopdialect.ptx.matrix_addressing import lane_bit_positions, load_values, store_values
 
 
-def frag_len(t: coop.MatrixType) -> int:
-    per = 128 if t.scope_value == Scope.Workgroup else 32
-    return t.rows * t.columns // per
+def frag_len(lw: KernelLowering, t: coop.MatrixType) -> int:
+    if t.scope_value == Scope.Workgroup:
+        return wgmma.frag_count(lw, t)
+    return t.rows * t.columns // 32
 
 
-def _refuse_arm_layout(op: coop.LoadOp | coop.StoreOp) -> None:
-    # The Arm blocked layouts are a SPIR-V (SPV_ARM_cooperative_matrix_layouts) memory format;
-    # treating them as RowMajor/ColumnMajor here would silently read the wrong elements.
-    if op.layout.data in coop.ARM_LAYOUTS:
-        raise op_error(op, f"MemoryLayout {op.layout.data.value} has no PTX lowering "
-                           "(SPV_ARM_cooperative_matrix_layouts is SPIR-V only)")
+def _arm_addresses(lw: KernelLowering, op: coop.LoadOp | coop.StoreOp, t: coop.MatrixType,
+                   lay) -> list:
+    # The Arm blocked layouts (SPV_ARM_cooperative_matrix_layouts): per-element address
+    # arithmetic on the lane's bits (matrix_addressing.py), most of it folded.
+    return ma.element_addresses(lw, op, lw.vmap[op.pointer], lw.scalar(op.offset),
+                                lw.scalar(op.stride), op.layout.data, t,
+                                lane_bit_positions(lw, t, lay))
 
 
 @rule(coop.LoadOp)
 def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
-    _refuse_arm_layout(op)
     t = op.result.type
     if t.scope_value == Scope.Workgroup:
-        return load_workgroup(lw, op)
+        return wgmma.load_workgroup(lw, op)
     lay = layout_of(op, t)
     buf = lw.vmap[op.pointer]
     lw.comment(f"{op.name} -> {t.rows}x{t.columns}x{t.element_type} {t.use_value.value}, "
                f"{op.layout.data.value}")
+    if op.layout.data in coop.ARM_LAYOUTS:
+        addrs = _arm_addresses(lw, op, t, lay)
+        lw.vmap[op.result] = Frag(t, load_values(lw, buf, t.element_type, addrs))
+        return
     addrs = element_addresses(lw, buf, lw.scalar(op.offset), lw.scalar(op.stride),
                               op.layout.data, t, lay, positions(t, lay))
     suffix = mem_suffix(t.element_type)
@@ -68,14 +76,16 @@ def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
 
 @rule(coop.StoreOp)
 def _store(lw: KernelLowering, op: coop.StoreOp) -> None:
-    _refuse_arm_layout(op)
     t = op.object.type
     frag = lw.vmap[op.object]
     if t.scope_value == Scope.Workgroup:
-        return store_workgroup(lw, op)
+        return wgmma.store_workgroup(lw, op)
     lay = layout_of(op, t)
     buf = lw.vmap[op.pointer]
     lw.comment(f"{op.name} {t.rows}x{t.columns}x{t.element_type}, {op.layout.data.value}")
+    if op.layout.data in coop.ARM_LAYOUTS:
+        store_values(lw, buf, t.element_type, _arm_addresses(lw, op, t, lay), list(frag.regs))
+        return
     addrs = element_addresses(lw, buf, lw.scalar(op.offset), lw.scalar(op.stride),
                               op.layout.data, t, lay, positions(t, lay))
     suffix = mem_suffix(t.element_type, store=True)
@@ -134,7 +144,7 @@ def acc_type(op: Operation, t) -> str:
 @rule(coop.MulAddOp)
 def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
     if op.a.type.scope_value == Scope.Workgroup:
-        return mul_add_workgroup(lw, op)
+        return wgmma.mul_add_workgroup(lw, op)
     ta, tb, tc, tr = (v.type for v in (op.a, op.b, op.c, op.result))
     atype, btype, _, k = mma_types(op)
     ctype, dtype = acc_type(op, tc.element_type), acc_type(op, tr.element_type)
@@ -285,15 +295,17 @@ def _convert(lw: KernelLowering, op: Operation) -> None:
 @rule(coop.CompositeConstructOp)
 def _construct(lw: KernelLowering, op: coop.CompositeConstructOp) -> None:
     t = op.result.type
+    if t.scope_value == Scope.Workgroup:
+        return wgmma.construct(lw, op)
     if t.scope_value == Scope.Subgroup:
         layout_of(op, t)
     r = lw.reg(lw.scalar(op.constituent))
-    lw.vmap[op.result] = Frag(t, [r] * frag_len(t))
+    lw.vmap[op.result] = Frag(t, [r] * frag_len(lw, t))
 
 
 @rule(coop.LengthOp)
 def _length(lw: KernelLowering, op: coop.LengthOp) -> None:
-    lw.vmap[op.result] = Scalar(op.result.type, const=frag_len(op.matrix_type))
+    lw.vmap[op.result] = Scalar(op.result.type, const=frag_len(lw, op.matrix_type))
 
 
 @rule(coop.ExtractOp)

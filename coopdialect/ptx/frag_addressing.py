@@ -1,8 +1,8 @@
 """Where a lane's fragment elements are: the mma.sync fragment layout of a subgroup matrix (or a
 one-line refusal), the (row, col) of each element a lane holds, and the address of each in a
 RowMajor/ColumnMajor memref (`buf[offset + row*stride + col]`, or `+ col*stride + row`): what the
-subgroup rules (`coop_rules.py`), the wgmma rules (`wgmma.py`) and the 2:4 rules (`sparse.py`)
-share."""
+subgroup rules (`coop_rules.py`) and the 2:4 rules (`sparse.py`) share. (Any MemoryLayout, for
+positions given as affine expressions: `matrix_addressing.py`.)"""
 
 from __future__ import annotations
 

@@ -103,16 +103,6 @@ class Buf:
     space: str  # "global" | "shared"
 
 
-@dataclass
-class SharedTile:
-    """A workgroup-scope A/B operand staged in shared memory for wgmma (see wgmma.py)."""
-
-    ty: coop.MatrixType
-    addr: SSAValue  # 64-bit shared-window address of the tile
-    sbo: int
-    lbo: int
-
-
 # ---------------------------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +235,7 @@ class KernelLowering:
         """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
         holds, in register order, when the lowering places accumulators its own way (the
         consumer warpgroups of a staged kernel); None: the op-by-op wgmma D layout
-        (nv2_workgroup.acc_positions)."""
+        (wgmma.acc_positions)."""
         return None
 
     # -- emission ----------------------------------------------------------------------------

@@ -19,14 +19,15 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   fragment (a `bar.warp.sync` first, so a reuse in a loop waits for the earlier readers).
 * per_element_op: Func inlined per fragment element with its (row, col) as i32, the element,
   the same element of each matrix operand, and the other operands as they are.
-* Workgroup scope (accumulators in the op-by-op wgmma D layout of nv2_workgroup.py, rows
-  16w + g (+ 8) of warp w, columns 8j + 2q (+ 1)): per_element_op works on any fragment with
-  known positions. reduce Row: a row lies in one quad of one warp, in the same register order
-  as a subgroup row tile, so it is the subgroup Row reduction of one 16-row tile per warp
-  (the interpreter's tree, no shared memory), to a result of any column count. convert to
-  MatrixA: no data moves, the accumulator's registers are wgmma's register A fragment
-  (nv2_workgroup's mul_add takes them). Column, Row|Column and 2x2 reductions, convert to
-  MatrixB and transpose of workgroup-scope matrices are refused (one line).
+* Workgroup scope (accumulators in the op-by-op wgmma D layout of wgmma.py: R blocks of 64 rows
+  per warpgroup, rows 64(R·v + b) + 16w + g (+ 8) of warp w, columns 8j + 2q (+ 1)):
+  per_element_op works on any fragment with known positions. reduce Row: a row lies in one quad
+  of one warp, in the same register order as a subgroup row tile, so it is the subgroup Row
+  reduction of R 16-row tiles per warp (the interpreter's tree, no shared memory), to a result
+  of any column count. convert to MatrixA: no data moves, the accumulator's registers are
+  wgmma's register A fragment (wgmma.py's mul_add takes them). Column, Row|Column and 2x2
+  reductions, convert to MatrixB and transpose of workgroup-scope matrices are refused (one
+  line).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from coopdialect.ptx.kernel_lowering import (
     rule,
     width,
 )
-from coopdialect.ptx.nv2_workgroup import acc_positions, check_acc
+from coopdialect.ptx.wgmma import acc_blocks, acc_positions
 from coopdialect.ptx.tensor_rules import frag_positions, subgroup_positions
 
 # ---------------------------------------------------------------------------------------------
@@ -354,13 +355,15 @@ def _column_tree(cb: _Combiner, per_row_tile: list[list[SSAValue]]) -> SSAValue:
     return cb.tree(tiles)
 
 
-def _op_by_op_workgroup_acc(lw: KernelLowering, op, t: coop.MatrixType) -> None:
-    """CoopError unless `t` is a Workgroup-scope accumulator in the op-by-op wgmma D layout."""
-    check_acc(lw, op, t)
+def _op_by_op_workgroup_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
+    """CoopError unless `t` is a Workgroup-scope accumulator in the op-by-op wgmma D layout;
+    its 64-row blocks per warpgroup."""
+    _, blocks = acc_blocks(lw, op, t)
     if lw.workgroup_acc_positions(op, t) is not None:
         raise op_error(op, f"{op.name} of a Workgroup-scope matrix is lowered in the op-by-op "
                            "accumulator layout only (not in a staged kernel's consumer "
                            "warpgroups)")
+    return blocks
 
 
 def _reduce_workgroup(lw: KernelLowering, op: nv2.ReduceOp) -> None:
@@ -370,16 +373,17 @@ def _reduce_workgroup(lw: KernelLowering, op: nv2.ReduceOp) -> None:
                            "matrix has no PTX lowering (Row has: a row lies in one warp)")
     if res.scope_value != Scope.Workgroup:
         raise op_error(op, "reduce: Matrix and Result Type must have the same scope")
-    _op_by_op_workgroup_acc(lw, op, src)
+    blocks = _op_by_op_workgroup_acc(lw, op, src)
     _op_by_op_workgroup_acc(lw, op, res)
     if coop.bit_width(src.element_type) not in (16, 32):
         raise op_error(op, f"reduce of {src.element_type} components: 16- and 32-bit only")
     cb = _Combiner(lw, op)
     lw.comment(f"{op.name} Row {src.rows}x{src.columns} -> {res.rows}x{res.columns} Workgroup "
-               f"(@{cb.fn.sym_name.data} inlined per tree node; one 16-row tile per warp)")
-    rows = _row_values(cb, list(lw.vmap[op.matrix].regs), 1, src.columns // 8)
-    lw.vmap[op.result] = Frag(res, [rows[0][v >> 1] for _ in range(res.columns // 8)
-                                    for v in range(4)])
+               f"(@{cb.fn.sym_name.data} inlined per tree node; "
+               f"{'one 16-row tile' if blocks == 1 else f'{blocks} 16-row tiles'} per warp)")
+    rows = _row_values(cb, list(lw.vmap[op.matrix].regs), blocks, src.columns // 8)
+    lw.vmap[op.result] = Frag(res, [rows[b][v >> 1] for b in range(blocks)
+                                    for _ in range(res.columns // 8) for v in range(4)])
 
 
 @rule(nv2.ReduceOp)

@@ -1,6 +1,7 @@
 """The consumer warpgroups of a staged kernel (`pipelined.py`), dense products: waits on
 full[g mod S], A/B loads from workgroup buffers as swizzled K-major tiles, the wgmma descriptors
-of those tiles, `coop.mul_add` as K/16 `wgmma.mma_async` per 64-row block, Workgroup-scope
+of those tiles, `coop.mul_add` as one `wgmma.mma_async` per 32 bytes of K (k16 f16/bf16 into
+f32, k32 s8/u8 into s32), 64-row block and N chunk (wgmma.n_chunks), Workgroup-scope
 accumulators loaded, stored and constructed in the wgmma D layout, and the release of stages
 (`commit_and_release`: one arrival per warp on empty[g mod S], on both CTAs of a pair)."""
 
@@ -11,10 +12,11 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexT
 from xdsl.ir import SSAValue
 
 from coopdialect.dialects import coop, ptx
-from coopdialect.dialects.coop import Layout, Scope, Use
+from coopdialect.dialects.coop import Layout, MatrixOperand, Scope, Use
 from coopdialect.dialects.coop_async import AsyncCopyOp, AsyncCopyTensorOp, AsyncWaitGroupOp, is_workgroup
 from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, Scalar, Skipped, float_literal, op_error, width
 from coopdialect.ptx.pipelined_plan import constant_of, reads_workgroup_after, use_kind
+from coopdialect.ptx.wgmma import SLICE_BYTES, n_chunks
 from coopdialect.ptx.pipelined_roles import (CONSUMER_RULES, acc_geometry, MetaTile, RoleLowering, SwizzledTile, ring_offset,
                                              skip)
 
@@ -157,27 +159,47 @@ def _c_mul_add(lw: RoleLowering, op: coop.MulAddOp) -> None:
     if not isinstance(a, SwizzledTile) or not isinstance(b, SwizzledTile):
         raise op_error(op, "in a staged kernel A and B must come from workgroup buffers")
     ta, tb, tc = op.a.type, op.b.type, op.c.type
-    et = {Float16Type: "f16", BFloat16Type: "bf16"}.get(type(ta.element_type))
-    if et is None or type(tb.element_type) is not type(ta.element_type):
-        raise op_error(op, "the wgmma pipeline multiplies f16 or bf16 A and B")
-    if not isinstance(tc.element_type, Float32Type) or op.operand_flags:
-        raise op_error(op, "the wgmma pipeline accumulates in f32 without operand flags")
+    ea, eb = ta.element_type, tb.element_type
+    integer = isinstance(ea, IntegerType) and isinstance(eb, IntegerType) and \
+        width(ea) == width(eb) == 8
+    if integer:
+        if MatrixOperand.SaturatingAccumulation in op.operand_flags:
+            raise op_error(op, "SaturatingAccumulation in a staged kernel: the addition of C "
+                               "saturates once per product, which the pipelined chain (products "
+                               "in flight across K steps) has no place for; lower it op by op")
+        if not (isinstance(tc.element_type, IntegerType) and width(tc.element_type) == 32):
+            raise op_error(op, "the wgmma pipeline accumulates 8-bit products in 32-bit integers")
+        at, bt = ("s8" if op.is_signed("A") else "u8"), ("s8" if op.is_signed("B") else "u8")
+        dt, k_inst, imms = "s32", 32, "1"
+    else:
+        et = {Float16Type: "f16", BFloat16Type: "bf16"}.get(type(ea))
+        if et is None or type(eb) is not type(ea):
+            raise op_error(op, "the wgmma pipeline multiplies f16, bf16 or 8-bit integer A and B")
+        if not isinstance(tc.element_type, Float32Type) or op.operand_flags:
+            raise op_error(op, "the wgmma pipeline accumulates f16/bf16 products in f32 without "
+                               "operand flags")
+        at = bt = et
+        dt, k_inst, imms = "f32", 16, "1, 1, 1, 0, 0"
     n, k = tb.columns, ta.columns
-    if ta.rows != tc.rows or n != tc.columns or k % 16 or n % 8 or n > 256:
-        raise op_error(op, f"{ta.rows}x{k} * {tb.rows}x{n}: N must be a multiple of 8 up to 256 "
-                           "and K a multiple of 16")
-    es = width(ta.element_type) // 8
+    if ta.rows != tc.rows or n != tc.columns or k % k_inst or n % 8:
+        raise op_error(op, f"{ta.rows}x{k} * {tb.rows}x{n}: N must be a multiple of 8 and K of "
+                           f"{k_inst}")
+    chunks = n_chunks(n, integer)
     nb = lw.plan.blocks
-    lw.comment(f"{op.name} {ta.rows}x{n}x{k} -> {nb * k // 16} x wgmma.mma_async.m64n{n}k16.f32.{et}.{et}")
+    shapes = ", ".join(dict.fromkeys(f"m64n{w}k{k_inst}.{dt}.{at}.{bt}" for _, w in chunks))
+    lw.comment(f"{op.name} {ta.rows}x{n}x{k} -> {nb * len(chunks) * k // k_inst} x "
+               f"wgmma.mma_async ({shapes})")
     blocks = split_blocks(c.regs, nb)
     lw.emit(ptx.WgmmaFenceOp())
-    for kk in range(k // 16):
-        step = kk * 16 * es
+    for kk in range(k // k_inst):
+        step = kk * SLICE_BYTES  # 32 bytes of K per instruction, for 16- and 8-bit operands
         for j in range(nb):
-            mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}",
-                                              tile_descriptor(lw, a, step + 64 * j * a.row_bytes),
-                                              tile_descriptor(lw, b, step), blocks[j]))
-            blocks[j] = list(mma.outs)
+            da = tile_descriptor(lw, a, step + 64 * j * a.row_bytes)
+            for n0, w in chunks:  # N chunk n0 starts n0 rows of the K-major B tile further
+                mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{w}k{k_inst}.{dt}.{at}.{bt}", da,
+                                                  tile_descriptor(lw, b, step + n0 * b.row_bytes),
+                                                  blocks[j][n0 // 2:(n0 + w) // 2], imms))
+                blocks[j][n0 // 2:(n0 + w) // 2] = list(mma.outs)
     regs = [r for blk in blocks for r in blk]
     commit_and_release(lw, 1)
     lw.vmap[op.result] = Frag(op.result.type, regs)

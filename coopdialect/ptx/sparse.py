@@ -6,9 +6,9 @@ Facts used: PTX ISA 9.7.15.6 with the metadata and fragment facts of docs/sparse
 * A (compressed values), the metadata and B loads whose only users are `sparse_mma.mma_sp` are
   deferred (`Pending`): the product stages them itself, because the shared-memory layout depends
   on the product (K-major or MN-major, SS or RS form).
-* Accumulators (64xN f16 / s32; f32 goes through the dense rule, same layout) are the wgmma D
-  fragment: d_i at (16w + g + 8*((i>>1)&1), 8*(i>>2) + 2q + (i&1)); f16 packs d_{2r}, d_{2r+1}
-  into one .b32 for the instruction.
+* Accumulators (64xN f32, f16 or s32) are the wgmma D fragment, loaded and stored by the
+  Workgroup-scope rules (wgmma.py): d_i at (16w + g + 8*((i>>1)&1), 8*(i>>2) + 2q + (i&1));
+  f16 packs d_{2r}, d_{2r+1} into one .b32 for the instruction.
 
 Shared memory, no swizzle, in 16-byte "units" (one row of an 8x16-byte core matrix); for an
 operand with MN extent R (64 for A, N for B) and K extent KX (elements; K/2 for A):
@@ -39,22 +39,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import gpu as xgpu
-from xdsl.dialects.builtin import Float16Type, Float32Type, IndexType, IntegerType
+from xdsl.dialects.builtin import Float16Type, Float32Type, IndexType
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import sparse_mma as sm
-from coopdialect.dialects.coop import Layout, Scope, Use
-from coopdialect.ptx import fragments as fr
+from coopdialect.dialects.coop import Layout, Scope
 from coopdialect.ptx.coop_rules import pack8, pack16  # first: the coop rules are wrapped below
-from coopdialect.ptx.frag_addressing import element_addresses, positions
 from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, KernelLowering, Scalar, op_error, rule
-from coopdialect.ptx.wgmma import check_warpgroup
+from coopdialect.ptx.wgmma import check_warpgroup, staged_by_sparse_product
 
 STATIC_SMEM_LIMIT = 48 * 1024
 """Bytes of static `.shared` a kernel may declare (larger needs dynamic shared memory)."""
 
 _prev_load = RULES[coop.LoadOp]
-_prev_store = RULES[coop.StoreOp]
 
 
 @dataclass
@@ -69,33 +66,14 @@ class Pending:
     align: int
 
 
-def _only_sparse_users(op: coop.LoadOp) -> bool:
-    uses = list(op.result.uses)
-    return bool(uses) and all(isinstance(u.operation, sm.MmaSpOp) and u.index < 3 for u in uses)
-
-
 def _elem_bytes(t) -> int:
     return coop.bit_width(t) // 8
-
-
-def _is_sparse_acc(t: coop.MatrixType) -> bool:
-    """A 64-row workgroup accumulator of a type only the sparse rules load (f16, s32)."""
-    return (t.scope_value == Scope.Workgroup and t.use_value == Use.MatrixAcc and t.rows == 64
-            and isinstance(t.element_type, Float16Type | IntegerType))
-
-
-def _acc_suffix(t) -> str:
-    return "b16" if isinstance(t, Float16Type) else "b32" if isinstance(t, IntegerType) else "f32"
-
-
-def _acc_kind(t) -> str:
-    return "b16" if isinstance(t, Float16Type) else "b32" if isinstance(t, IntegerType) else "f32"
 
 
 @rule(coop.LoadOp)
 def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
     t = op.result.type
-    if t.scope_value == Scope.Workgroup and _only_sparse_users(op):
+    if t.scope_value == Scope.Workgroup and staged_by_sparse_product(op):
         if op.layout.data not in (Layout.RowMajor, Layout.ColumnMajor):
             raise op_error(op, f"MemoryLayout {op.layout.data.value} has no PTX lowering")
         ma = op.memory_access
@@ -103,52 +81,7 @@ def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
         lw.vmap[op.result] = Pending(t, lw.vmap[op.pointer], lw.scalar(op.offset),
                                      lw.scalar(op.stride), op.layout.data, int(align or 0))
         return
-    if _is_sparse_acc(t):
-        return _load_acc(lw, op)
     return _prev_load(lw, op)
-
-
-@rule(coop.StoreOp)
-def _store(lw: KernelLowering, op: coop.StoreOp) -> None:
-    if _is_sparse_acc(op.object.type):
-        return _store_acc(lw, op)
-    return _prev_store(lw, op)
-
-
-def _acc_check(lw: KernelLowering, op, t: coop.MatrixType) -> fr.FragLayout:
-    check_warpgroup(lw, op)
-    if t.columns % 8 or not 8 <= t.columns <= 256:
-        raise op_error(op, f"workgroup accumulator 64x{t.columns}: N must be 8..256, a multiple of 8")
-    if isinstance(t.element_type, IntegerType) and t.element_type.width.data != 32:
-        raise op_error(op, f"workgroup accumulator of {t.element_type}: only 32-bit integers")
-    return fr.wgmma_acc_layout(t.columns)
-
-
-def _load_acc(lw: KernelLowering, op: coop.LoadOp) -> None:
-    t = op.result.type
-    lay = _acc_check(lw, op, t)
-    buf = lw.vmap[op.pointer]
-    lw.comment(f"{op.name} -> 64x{t.columns}x{t.element_type} wgmma accumulator, "
-               f"{op.layout.data.value}")
-    addrs = element_addresses(lw, buf, lw.scalar(op.offset), lw.scalar(op.stride),
-                              op.layout.data, t, lay, positions(t, lay))
-    et = t.element_type
-    regs = [lw.emit(ptx.LdOp(f".{buf.space}.{_acc_suffix(et)}", a, off,
-                             [ptx.RegType(_acc_kind(et))])).outs[0] for a, off in addrs]
-    lw.vmap[op.result] = Frag(t, regs)
-
-
-def _store_acc(lw: KernelLowering, op: coop.StoreOp) -> None:
-    t = op.object.type
-    lay = _acc_check(lw, op, t)
-    buf = lw.vmap[op.pointer]
-    frag = lw.vmap[op.object]
-    lw.comment(f"{op.name} 64x{t.columns}x{t.element_type} wgmma accumulator, "
-               f"{op.layout.data.value}")
-    addrs = element_addresses(lw, buf, lw.scalar(op.offset), lw.scalar(op.stride),
-                              op.layout.data, t, lay, positions(t, lay))
-    for (a, off), r in zip(addrs, frag.regs):
-        lw.emit(ptx.StOp(f".{buf.space}.{_acc_suffix(t.element_type)}", a, off, [r]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,10 +343,10 @@ def _a_registers(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> 
 
 @rule(sm.MmaSpOp)
 def _mma_sp(lw: KernelLowering, op: sm.MmaSpOp) -> None:
-    check_warpgroup(lw, op)
-    if op.c.type.rows != 64:
+    if op.c.type.rows != 64:  # before the warpgroup count: this says what to do instead
         raise op_error(op, f"a {op.c.type.rows}-row product needs one consumer warpgroup per 64 "
                            "rows: stage its K loop (pipeline-coop-loads) for the wgmma pipeline")
+    check_warpgroup(lw, op)
     fam = op.family()
     dt, at, bt = op.types()
     n, kk, steps = op.dims()

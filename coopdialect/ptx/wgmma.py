@@ -1,37 +1,71 @@
-"""Workgroup-scope coop ops on one warpgroup (128 threads) -> dense `wgmma.mma_async` (sm_90a).
+"""Workgroup-scope cooperative matrices, op by op, on W = n/128 warpgroups -> dense
+`wgmma.mma_async` (sm_90a; PTX ISA 9.7.15). n = coop.workgroup_size invocations, a multiple of 128.
 
-Supported: `A` 64x16 and `B` 16xN of f16 or bf16, accumulator 64xN f32 (N a multiple of 8,
-8..256), i.e. one `wgmma.mma_async.m64nNk16.f32.T.T` per `coop.mul_add`.
-
-* A/B loads stage the tile into a `.shared` array in the K-major, non-swizzled core-matrix
-  layout (element (row, k) at `(row/8)*256 + (k/8)*128 + (row%8)*16 + (k%8)*2` bytes; row = M
-  index for A, N index for B; LBO = 128, SBO = 256; PTX ISA 9.7.15.5.1.2): `bar.sync`
-  (earlier wgmmas and readers are done with the array), one `ld.global`/`st.shared` per element
-  and thread, `fence.proxy.async.shared::cta` (the async proxy must see the generic-proxy
-  writes), `bar.sync`.
-* The accumulator is the wgmma D fragment (`fragments.wgmma_acc_layout`), loaded and stored
-  per lane like a subgroup fragment.
-* mul_add: copy C into fresh registers, `wgmma.fence`, `wgmma.mma_async` (descriptors
-  `addr>>4 | 8<<16 | 16<<32`, scale-d 1, no negation, no transpose), `wgmma.commit_group`,
-  `wgmma.wait_group 0` — so no register is touched between fence and wait, and ptxas injects
-  no warpgroup.arrive/wait (C7519/C7517).
+* **Accumulator** M x N, M = 64·W·R (R >= 1 blocks of 64 rows per warpgroup), N a multiple of
+  8: warpgroup v owns rows 64·R·v .. 64·R·(v+1) - 1; its block b (rows from 64·(R·v + b)) is
+  the wgmma D fragment, so thread t (warp w of its warpgroup, g = lane>>2, q = lane&3) holds
+  element d_i of block b at row 64·(R·v + b) + 16w + g + 8·((i>>1)&1), column 8·(i>>2) + 2q +
+  (i&1); registers block after block, R·N/2 per thread. f32 accumulates f16/bf16 products,
+  32-bit integers s8/u8 ones; loads, stores, constructs and element-wise ops take any 8- to
+  32-bit type. `coop.load`/`coop.store` address each element in its MemoryLayout
+  (matrix_addressing.py: RowMajor, ColumnMajor, the Arm blocked layouts).
+* **A** (M x K) and **B** (K x N), f16/bf16 or 8-bit integers, are staged into a `.shared`
+  tile by every thread (`coop.load` here, `coop.load_tensor` in nv2_workgroup.py): K-major
+  core matrices without swizzle (the only form 8-bit operands have), one block per K slice of
+  one instruction — 32 bytes of K: 16 f16/bf16 or 32 8-bit elements. Byte kb = (k mod slice)·E
+  of row mn (the M index for A, N for B; E the component bytes) of slice s lies at
+  s·MN·32 + (mn/8)·SBO + (kb/16)·LBO + (mn%8)·16 + kb%16, LBO = 128, SBO = 256 (PTX ISA
+  9.7.15.5.1.2). Thread t stages the elements t + j·n of the matrix, row by row (column by
+  column for ColumnMajor), so neighbouring threads read neighbouring addresses. Sequence:
+  `bar.sync` (earlier wgmmas have read the tile), `ld` + `st.shared`, `fence.proxy.async`
+  (the async proxy must see generic-proxy writes), `bar.sync`; consecutive staged loads share
+  one leading and one trailing barrier.
+* **mul_add**: per K slice, 64-row block and N chunk one `wgmma.mma_async.m64nNk{16|32}`,
+  chained per (block, chunk) between `wgmma.fence` and `commit_group` / `wait_group 0` (no
+  register is touched in between: ptxas injects no warpgroup.arrive/wait). Chunks are at most
+  256 columns, and for 8-bit operands an N the integer instruction has (8, 16, 24 or a
+  multiple of 16). A descriptor is `(addr & 0x3FFFF) >> 4 | (LBO>>4) << 16 | (SBO>>4) << 32`;
+  A's block R·v + b starts 2048·(R·v + b) bytes into each slice, B's chunk from column n0
+  (n0/8)·256 bytes.
+* **Integers** (`.s32.{s8|u8}.{s8|u8}`, signedness from the KHR Cooperative Matrix Operands or
+  the component types): without `.satfinite` the accumulation wraps (PTX ISA 9.7.15.5.2), the
+  low 32 bits of A·B + C, as the interpreter computes. SaturatingAccumulation (KHR: A·B in
+  range, the addition of C saturates): `.satfinite` would clamp every partial sum of the chain,
+  so the chain sums A·B from zero without it (exact: a wrapped partial sum of an in-range
+  total is the total) and `add.sat.s32` adds C once; signed C and Result only.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType
+from xdsl.dialects import scf
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from coopdialect.dialects import coop, ptx
-from coopdialect.dialects.coop import Layout, Use
+from coopdialect.dialects import coop_nv2 as nv2
+from coopdialect.dialects import sparse_mma as sm
+from coopdialect.dialects.coop import Layout, MatrixOperand, Scope, Use
+from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
-from coopdialect.ptx.frag_addressing import element_addresses, positions
-from coopdialect.ptx.kernel_lowering import Frag, KernelLowering, Scalar, SharedTile, op_error, reg_kind
+from coopdialect.ptx.affine import Aff, Arith
+from coopdialect.ptx.kernel_lowering import Frag, KernelLowering, op_error
+from coopdialect.ptx.matrix_addressing import element_addresses, load_values, scalar_aff, store_values
 
 LBO, SBO = 128, 256
 DESC_STRIDES = (LBO >> 4) << 16 | (SBO >> 4) << 32
+SLICE_BYTES = 32
+"""Bytes of K one wgmma.mma_async reads per row: k16 of 16-bit, k32 of 8-bit components."""
+BLOCK_BYTES = 64 // 8 * SBO
+"""Bytes of one 64-row block of a staged slice."""
+STATIC_SHARED_BYTES = 48 * 1024
+INTEGER_N = (8, 16, 24, *range(32, 257, 16))
+"""The N of `wgmma.mma_async.m64nNk32.s32` (PTX ISA 9.7.15.5.2; ptxas rejects the others)."""
 
 
 def check_warpgroup(lw: KernelLowering, op) -> None:
+    """One warpgroup of 128 invocations on sm_90a (the sparse products, sparse.py)."""
     if (why := fr.missing_use(op)) is not None:
         raise op_error(op, why)
     size = lw.workgroup_size
@@ -43,132 +77,497 @@ def check_warpgroup(lw: KernelLowering, op) -> None:
                            f"sm_90a, not {lw.target}")
 
 
-def _acc_layout(op, t: coop.MatrixType) -> fr.FragLayout:
-    if t.use_value != Use.MatrixAcc or t.rows != 64 or t.columns % 8 or not 8 <= t.columns <= 256:
+def threads(lw: KernelLowering, op) -> int:
+    """Invocations of the workgroup; an error unless whole warpgroups on sm_90a."""
+    if (why := fr.missing_use(op)) is not None:
+        raise op_error(op, why)
+    size = lw.workgroup_size
+    n = size[0] * size[1] * size[2] if size else 0
+    if n == 0 or n % 128:
+        raise op_error(op, f"workgroup-scope matrices need whole warpgroups: coop.workgroup_size "
+                           f"of a multiple of 128 invocations, got {size}")
+    if lw.target != "sm_90a":
+        raise op_error(op, f"workgroup-scope matrices lower to wgmma, which needs target sm_90a, "
+                           f"not {lw.target}")
+    return n
+
+
+def warpgroup(lw: KernelLowering, n: int) -> Aff:
+    """This thread's warpgroup, linear tid >> 7, in [0, n/128)."""
+    if n == 128:
+        return af.const(0)
+
+    def make():
+        r = lw.inst(ptx.ShrOp, ".u32", [lw.linear_tid(), lw.imm("b32", "7")], "b32", True)
+        return lw.u64(r, True)
+    return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
+
+
+def acc_blocks(lw: KernelLowering, op, t: coop.MatrixType) -> tuple[int, int]:
+    """(invocations, R = 64-row blocks per warpgroup) of an accumulator this layout holds; an
+    error for any other Workgroup-scope matrix (module docstring)."""
+    n = threads(lw, op)
+    wgs = n // 128
+    if t.use_value != Use.MatrixAcc or t.rows % (64 * wgs) or t.columns % 8 or t.columns < 8:
         raise op_error(op, f"workgroup-scope {t.use_value.value if t.use_value else 'NV'} "
-                           f"{t.rows}x{t.columns}: wgmma needs A 64x16, B 16xN, accumulator 64xN "
-                           f"(N = 8..256, multiple of 8)")
-    if not isinstance(t.element_type, Float32Type):
-        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: only f32 is lowered")
-    return fr.wgmma_acc_layout(t.columns)
+                           f"{t.rows}x{t.columns} with {wgs} warpgroup(s): an accumulator must be "
+                           f"{64 * wgs}·R x N (64-row blocks spread evenly over the warpgroups, "
+                           "N a multiple of 8)")
+    if coop.bit_width(t.element_type) > 32:
+        raise op_error(op, f"workgroup-scope accumulator {t.element_type}: 8- to 32-bit elements "
+                           "are lowered")
+    return n, t.rows // (64 * wgs)
 
 
-def _operand_rows(op, t: coop.MatrixType) -> int:
-    """The M (A) or N (B) extent of a wgmma operand tile; error unless 64x16 / 16xN f16|bf16."""
-    if not isinstance(t.element_type, Float16Type | BFloat16Type):
-        raise op_error(op, f"wgmma operands of {t.element_type}: only f16 and bf16 are lowered")
-    if t.use_value == Use.MatrixA and t.get_shape() == (64, 16):
-        return 64
-    if t.use_value == Use.MatrixB and t.rows == 16 and t.columns % 8 == 0 and t.columns <= 256:
-        return t.columns
-    raise op_error(op, f"workgroup-scope {t.use_value.value} {t.rows}x{t.columns}: wgmma needs "
-                       "A 64x16 and B 16xN (N = 8..256, multiple of 8)")
+def acc_positions(lw: KernelLowering, op, t: coop.MatrixType) -> list[tuple[Aff, Aff]]:
+    """(row, col) of each accumulator element this thread holds, in register order (module
+    docstring), or where the lowering places them (KernelLowering.workgroup_acc_positions)."""
+    own = lw.workgroup_acc_positions(op, t)
+    if own is not None:
+        return own
+    n, blocks = acc_blocks(lw, op, t)
+    lay = fr.wgmma_acc_layout(t.columns)
+    g, q, w = lw.lane_geometry()
+    row = af.add(af.add(af.atom(g, 0, 7), af.scale(af.atom(w, 0, 3), 16)),
+                 af.scale(warpgroup(lw, n), 64 * blocks))
+    col = af.scale(af.atom(q, 0, 3), 2)
+    return [(af.add(row, af.const(64 * b + r0)), af.add(col, af.const(c0)))
+            for b in range(blocks) for r0, c0 in lay.elems]
 
 
-def _tid_index(lw: KernelLowering) -> tuple[Scalar, Scalar]:
-    """(k = tid & 15, row0 = tid >> 4) as index scalars."""
-    def mk(opcls, mods, imm):
-        def make():
-            r = lw.inst(opcls, mods, [lw.linear_tid(), lw.imm("b32", imm)], "b32", True)
-            return lw.u64(r, True)
-        return make
-    k = lw.cached("wg k", mk(ptx.AndOp, ".b32", "15"))
-    row0 = lw.cached("wg row0", mk(ptx.ShrOp, ".u32", "4"))
-    return Scalar(IndexType(), reg=k), Scalar(IndexType(), reg=row0)
+def construct(lw: KernelLowering, op: coop.CompositeConstructOp) -> None:
+    t = op.result.type
+    n = threads(lw, op)
+    r = lw.reg(lw.scalar(op.constituent))
+    lw.vmap[op.result] = Frag(t, [r] * (t.rows * t.columns // n))
+
+
+# ---------------------------------------------------------------------------------------------
+# Staged A and B
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StagedTile:
+    """A Workgroup-scope A or B staged in shared memory (module docstring)."""
+
+    ty: coop.MatrixType
+    addr: SSAValue  # 64-bit shared-window address
+    mn: int  # M (A) or N (B)
+    k: int
+    es: int  # component bytes (2 or 1)
+
+
+def operand_extents(op, t: coop.MatrixType) -> tuple[int, int, int]:
+    """(MN, K, component bytes) of a wgmma operand; an error for types and shapes wgmma lacks."""
+    et = t.element_type
+    if isinstance(et, Float16Type | BFloat16Type):
+        es = 2
+    elif isinstance(et, IntegerType) and et.width.data == 8:
+        es = 1
+    else:
+        raise op_error(op, f"workgroup-scope {t.use_value.value} of {et}: wgmma operands of f16, "
+                           "bf16 and 8-bit integers are lowered")
+    mn, k = (t.rows, t.columns) if t.use_value == Use.MatrixA else (t.columns, t.rows)
+    if k % (SLICE_BYTES // es) or mn % 8:
+        raise op_error(op, f"workgroup-scope {t.use_value.value} {t.rows}x{t.columns}: K must be "
+                           f"a multiple of {SLICE_BYTES // es} (the wgmma K of {et}) and M/N of 8")
+    return mn, k, es
+
+
+def traversal(lw: KernelLowering, op, rows: int, cols: int, n: int,
+              by_column: bool) -> list[tuple[Aff, Aff]]:
+    """(row, col) of the elements thread t stages: e = t + j*n, row-major (or column-major)."""
+    fast, slow = (rows, cols) if by_column else (cols, rows)
+    if (rows * cols) % n:
+        raise op_error(op, f"a {rows}x{cols} tile does not split evenly over {n} invocations")
+    t = af.atom(lw.cached("u64 linear tid", lambda: lw.u64(lw.linear_tid(), True)), 0, n - 1)
+    ar = Arith(lw)
+    out = []
+    if n % fast == 0:
+        ts, tf = ar.divmod(t, af.const(fast))
+        for j in range(rows * cols // n):
+            out.append((af.add(ts, af.const(j * (n // fast))), tf))
+    elif fast % n == 0:
+        per = fast // n
+        for j in range(rows * cols // n):
+            out.append((af.const(j // per), af.add(t, af.const(n * (j % per)))))
+    else:  # lines that neither divide nor are divided by n: one division per element
+        for j in range(rows * cols // n):
+            out.append(ar.divmod(af.add(t, af.const(j * n)), af.const(fast)))
+    if by_column:
+        return [(f, s) for s, f in out]
+    return out
+
+
+def smem_offset(ar: Arith, m_: Aff, k_: Aff, mn: int, es: int) -> Aff:
+    """Byte offset of element (mn, k) in a staged tile (module docstring)."""
+    ks, kr = ar.divmod(k_, af.const(SLICE_BYTES // es))
+    kh, kl = ar.divmod(kr, af.const(16 // es))
+    mh, ml = ar.divmod(m_, af.const(8))
+    return af.add(af.add(af.scale(ks, mn * SLICE_BYTES), af.scale(mh, SBO)),
+                  af.add(af.add(af.scale(kh, LBO), af.scale(ml, 16)), af.scale(kl, es)))
+
+
+def smem_reg(lw: KernelLowering, ar: Arith, smem: SSAValue, off: Aff) -> SSAValue:
+    """The register of `smem` + the variable part of `off` (its constant is the offset)."""
+    var = af.Aff(off.terms, 0)
+    if var.is_const:
+        return smem
+    key = ("stage", id(smem), ar._key(var))
+    if key not in ar.memo:
+        ar.memo[key] = lw.inst(ptx.AddOp, ".s64", [smem, ar.reg(var)], "b64")
+    return ar.memo[key]
+
+
+def store_staged(lw: KernelLowering, ar: Arith, smem: SSAValue, tile_mn: int, es: int,
+                 use: Use, r: Aff, c: Aff, v: SSAValue) -> None:
+    """`st.shared` of matrix element (r, c) of an A (M x K) or B (K x N) into its tile."""
+    m_, k_ = (r, c) if use == Use.MatrixA else (c, r)
+    off = smem_offset(ar, m_, k_, tile_mn, es)
+    lw.emit(ptx.StOp(f".shared.b{8 * es}", smem_reg(lw, ar, smem, off), off.const, [v]))
+
+
+def stage_buffer(lw: KernelLowering, op, size: int) -> SSAValue:
+    """A new 128-byte aligned `.shared` tile of `size` bytes; an error past the static limit."""
+    if lw.shared_bytes + size > STATIC_SHARED_BYTES:
+        raise op_error(op, f"staging this operand needs {lw.shared_bytes + size} bytes of shared "
+                           f"memory in all, more than the {STATIC_SHARED_BYTES} of static shared "
+                           "memory: use smaller tiles, or stage the K loop with "
+                           "pipeline-coop-loads (the wgmma pipeline's dynamic shared memory)")
+    return lw.alloc_shared(size, 128)
+
+
+def staged_by_sparse_product(op: coop.LoadOp) -> bool:
+    """A load whose only users are sparse_mma products (as A, metadata or B): the product
+    stages it itself (sparse.py)."""
+    uses = list(op.result.uses)
+    return bool(uses) and all(isinstance(u.operation, sm.MmaSpOp) and u.index < 3 for u in uses)
+
+
+def is_staged(op: Operation | None) -> bool:
+    """A load of a Workgroup-scope A or B that is staged op by op (this module's coop.load,
+    nv2_workgroup.py's coop.load_tensor). Consecutive staged loads share their barriers: one
+    bar.sync before the first (earlier readers of both tiles are done) and one
+    fence.proxy.async + bar.sync after the last (the fence orders all of the thread's earlier
+    shared-memory writes for the async proxy)."""
+    if not isinstance(op, coop.LoadOp | nv2.LoadTensorOp):
+        return False
+    t = op.result.type
+    if t.scope_value != Scope.Workgroup or t.use_value not in (Use.MatrixA, Use.MatrixB):
+        return False
+    return not (isinstance(op, coop.LoadOp) and staged_by_sparse_product(op))
+
+
+def begin_staging(lw: KernelLowering, op) -> None:
+    if not is_staged(op.prev_op):  # else the previous staged load's barrier covers this tile
+        lw.emit(ptx.BarSyncOp(0))
+
+
+def end_staging(lw: KernelLowering, op) -> None:
+    if not is_staged(op.next_op):  # else the next staged load's fence and barrier cover both
+        lw.emit(ptx.FenceProxyAsyncOp())
+        lw.emit(ptx.BarSyncOp(0))
+
+
+def vector_groups(rows: int, cols: int, es: int, n: int, along_columns: bool) -> bool:
+    """Whether a rows x cols tile splits into 16-byte groups (16/E consecutive elements along
+    its columns, or along its rows) evenly over n invocations (`stage_vectors`' traversal)."""
+    per = 16 // es
+    if (cols if along_columns else rows) % per:
+        return False
+    fast = cols // per if along_columns else rows // per
+    return (rows * cols // per) % n == 0 and (n % fast == 0 or fast % n == 0)
+
+
+def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn: int, es: int,
+                  n: int, along_columns: bool, group_address) -> None:
+    """Each thread moves 16-byte groups of 16/E consecutive elements, along the matrix's columns
+    (`along_columns`) or rows: one `ld.v4.b32` from `group_address(ar, row, col)` (the first
+    element's register and byte offset, 16-byte aligned), then one `st.shared.v4.b32` when the
+    group runs along K (16 contiguous bytes of a core-matrix row), else one `st.shared` per
+    element (consecutive M/N rows: 16 bytes apart, SBO past each 8 rows)."""
+    ar = Arith(lw)
+    per = 16 // es
+    if along_columns:
+        groups = [(r, af.scale(g, per)) for r, g in traversal(lw, op, t.rows, t.columns // per,
+                                                               n, False)]
+    else:
+        groups = [(af.scale(g, per), c) for g, c in traversal(lw, op, t.rows // per, t.columns,
+                                                               n, True)]
+    is_a = t.use_value == Use.MatrixA
+    along_k = along_columns == is_a
+    for r, c in groups:
+        a, off = group_address(ar, r, c)
+        words = lw.emit(ptx.LdOp(f".{lw.vmap[op.pointer].space}.v4.b32", a, off,
+                                 [ptx.B32] * 4)).outs
+        m_, k_ = (r, c) if is_a else (c, r)
+        so = smem_offset(ar, m_, k_, mn, es)
+        sa = smem_reg(lw, ar, smem, so)
+        if along_k:
+            lw.emit(ptx.StOp(".shared.v4.b32", sa, so.const, list(words)))
+            continue
+        vals = []
+        for w in words:
+            if es == 2:
+                vals += list(lw.emit(ptx.UnpackOp(".b32", w, [ptx.B16, ptx.B16])).outs)
+            else:  # st.shared.b8 stores the low byte
+                vals += [w] + [lw.inst(ptx.ShrOp, ".b32", [w, lw.imm("b32", str(8 * i))], "b32")
+                               for i in (1, 2, 3)]
+        for i, v in enumerate(vals):
+            lw.emit(ptx.StOp(f".shared.b{8 * es}", sa, so.const + i // 8 * SBO + i % 8 * 16, [v]))
+
+
+def aligned_branch(lw: KernelLowering, aligned: SSAValue, vectors, elements) -> None:
+    """`vectors()` where the uniform predicate `aligned` holds, else `elements()`."""
+    vec, scalar, join = lw.new_block(), Block(), Block()
+    lw.emit(ptx.CbraOp(aligned, scalar, vec, negate=True))
+    lw.cur = vec
+    vectors()
+    lw.emit(ptx.BraOp(join))
+    lw.blocks.append(scalar)
+    lw.cur = scalar
+    elements()
+    lw.emit(ptx.BraOp(join))
+    lw.blocks.append(join)
+    lw.cur = join
+
+
+def aligned_16(lw: KernelLowering, first: Aff) -> SSAValue:
+    """The predicate `first % 16 == 0` of a byte address."""
+    low = lw.inst(ptx.AndOp, ".b64", [Arith(lw).reg(first), lw.imm("b64", "15")], "b64")
+    return lw.inst(ptx.SetpOp, ".eq.b64", [low, lw.imm("b64", "0")], "pred")
+
+
+# ---------------------------------------------------------------------------------------------
+# coop.load / coop.store / coop.composite_construct
+# ---------------------------------------------------------------------------------------------
 
 
 def load_workgroup(lw: KernelLowering, op: coop.LoadOp) -> None:
     t = op.result.type
-    check_warpgroup(lw, op)
-    if t.use_value == Use.MatrixAcc:
-        lay = _acc_layout(op, t)
-        buf = lw.vmap[op.pointer]
-        lw.comment(f"{op.name} -> 64x{t.columns} wgmma accumulator, {op.layout.data.value}")
-        addrs = element_addresses(lw, buf, lw.scalar(op.offset), lw.scalar(op.stride),
-                                  op.layout.data, t, lay, positions(t, lay))
-        regs = [lw.emit(ptx.LdOp(f".{buf.space}.f32", a, off, [ptx.F32])).outs[0]
-                for a, off in addrs]
-        lw.vmap[op.result] = Frag(t, regs)
-        return
-    rows = _operand_rows(op, t)
     buf = lw.vmap[op.pointer]
-    smem = lw.alloc_shared(rows * 16 * 2)
-    lw.comment(f"{op.name} -> {t.rows}x{t.columns} {t.use_value.value} staged in shared memory")
-    k, row0 = _tid_index(lw)
-    off, stride = lw.scalar(op.offset), lw.scalar(op.stride)
-    # Memory index = off + row*stride + k when rows are contiguous along K, else off + k*stride + row.
-    k_contig = (op.layout.data == Layout.RowMajor) == (t.use_value == Use.MatrixA)
-    io = lw.index_op
-    if k_contig:
-        base = io("add", off, io("add", io("mul", row0, stride), k))
-        step = io("mul", stride, lw.idx_const(8))
+    offset, stride, layout = lw.scalar(op.offset), lw.scalar(op.stride), op.layout.data
+    if t.use_value not in (Use.MatrixA, Use.MatrixB):
+        pos = acc_positions(lw, op, t)
+        lw.comment(f"{op.name} -> {t.rows}x{t.columns} workgroup accumulator, {layout.value}")
+        addrs = element_addresses(lw, op, buf, offset, stride, layout, t, pos)
+        lw.vmap[op.result] = Frag(t, load_values(lw, buf, t.element_type, addrs))
+        return
+    n = threads(lw, op)
+    mn, k, es = operand_extents(op, t)
+    pos = traversal(lw, op, t.rows, t.columns, n, layout == Layout.ColumnMajor)
+    smem = stage_buffer(lw, op, mn * k * es)
+    lw.comment(f"{op.name} -> {t.rows}x{t.columns} {t.use_value.value} staged in shared memory "
+               f"({len(pos)} elements per invocation), {layout.value}")
+    begin_staging(lw, op)
+
+    def elements():
+        addrs = element_addresses(lw, op, buf, offset, stride, layout, t, pos)
+        vals = load_values(lw, buf, t.element_type, addrs)
+        ar = Arith(lw)
+        for (r, c), v in zip(pos, vals):
+            store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v)
+
+    def group_address(ar, r, c):
+        reg, offs = element_addresses(lw, op, buf, offset, stride, layout, t, [(r, c)])[0]
+        return reg, offs[0]
+
+    along = {Layout.RowMajor: True, Layout.ColumnMajor: False}.get(layout)
+    if along is not None and stride.const is not None and int(stride.const) * es % 16 == 0 \
+            and vector_groups(t.rows, t.columns, es, n, along):
+        # 16-byte groups when the matrix's first element is 16-byte aligned at run time
+        # (uniform: Pointer and offset are the same for every invocation); rows (columns) of a
+        # stride of 16 bytes keep every group aligned.
+        first = af.add(af.atom(buf.base, 0, af.I64_MAX), af.scale(scalar_aff(lw, offset), es))
+        aligned_branch(lw, aligned_16(lw, first),
+                       lambda: stage_vectors(lw, op, t, smem, mn, es, n, along, group_address),
+                       elements)
     else:
-        base = io("add", off, io("add", io("mul", k, stride), row0))
-        step = lw.idx_const(8)
-    gaddr = io("add", Scalar(IndexType(), reg=buf.base), io("mul", base, lw.idx_const(2)))
-    # smem = tile + (k>>3)*128 + row0*16 + (k&7)*2 = tile + (k>>3)*112 + k*2 + row0*16
-    k_hi = Scalar(IndexType(), reg=lw.inst(ptx.ShrOp, ".u64",
-                                           [lw.reg(k), lw.imm("b32", "3")], "b64"))
-    soff = io("add", io("mul", k_hi, lw.idx_const(112)),
-              io("add", io("mul", k, lw.idx_const(2)), io("mul", row0, lw.idx_const(16))))
-    saddr = lw.reg(io("add", Scalar(IndexType(), reg=smem), soff))
-    lw.emit(ptx.BarSyncOp(0))
-    gbase = lw.reg(gaddr)
-    for j in range(rows // 8):
-        jstep = io("mul", step, lw.idx_const(2 * j))
-        if jstep.const is not None:
-            a, imm = gbase, int(jstep.const)
-        else:
-            a, imm = lw.reg(io("add", Scalar(IndexType(), reg=gbase), jstep)), 0
-        v = lw.emit(ptx.LdOp(f".{buf.space}.b16", a, imm, [ptx.B16])).outs[0]
-        lw.emit(ptx.StOp(".shared.b16", saddr, j * SBO, [v]))
-    lw.emit(ptx.FenceProxyAsyncOp())
-    lw.emit(ptx.BarSyncOp(0))
-    lw.vmap[op.result] = SharedTile(t, smem, SBO, LBO)
+        elements()
+    end_staging(lw, op)
+    lw.vmap[op.result] = StagedTile(t, smem, mn, k, es)
 
 
 def store_workgroup(lw: KernelLowering, op: coop.StoreOp) -> None:
     t = op.object.type
-    check_warpgroup(lw, op)
-    lay = _acc_layout(op, t)
     buf = lw.vmap[op.pointer]
-    frag = lw.vmap[op.object]
-    lw.comment(f"{op.name} 64x{t.columns} wgmma accumulator, {op.layout.data.value}")
-    addrs = element_addresses(lw, buf, lw.scalar(op.offset), lw.scalar(op.stride),
-                              op.layout.data, t, lay, positions(t, lay))
-    for (a, off), r in zip(addrs, frag.regs):
-        lw.emit(ptx.StOp(f".{buf.space}.f32", a, off, [r]))
+    pos = acc_positions(lw, op, t)
+    lw.comment(f"{op.name} {t.rows}x{t.columns} workgroup accumulator, {op.layout.data.value}")
+    addrs = element_addresses(lw, op, buf, lw.scalar(op.offset), lw.scalar(op.stride),
+                              op.layout.data, t, pos)
+    store_values(lw, buf, t.element_type, addrs, list(lw.vmap[op.object].regs))
 
 
-def _descriptor(lw: KernelLowering, tile: SharedTile):
-    def make():
-        t = lw.inst(ptx.AndOp, ".b64", [tile.addr, lw.imm("b64", "0x3FFFF")], "b64", True)
-        t = lw.inst(ptx.ShrOp, ".u64", [t, lw.imm("b32", "4")], "b64", True)
-        return lw.inst(ptx.OrOp, ".b64", [t, lw.imm("b64", f"0x{DESC_STRIDES:016X}")], "b64",
-                       True)
-    return lw.cached(f"desc {id(tile.addr)}", make)
+# ---------------------------------------------------------------------------------------------
+# coop.mul_add
+# ---------------------------------------------------------------------------------------------
+
+
+def n_chunks(n: int, integer: bool) -> list[tuple[int, int]]:
+    """(first column, width) of the wgmma instructions that cover N columns (module docstring)."""
+    out, n0 = [], 0
+    while n0 < n:
+        w = min(256, n - n0)
+        if integer:
+            w = max(x for x in INTEGER_N if x <= w)
+        out.append((n0, w))
+        n0 += w
+    return out
+
+
+def _types(op: coop.MulAddOp) -> tuple[str, str, str]:
+    """(D, A, B) type suffixes of the wgmma for this product; an error for what it lacks."""
+    ta, tb, tc, tr = (v.type for v in (op.a, op.b, op.c, op.result))
+    ea, eb = ta.element_type, tb.element_type
+    if isinstance(ea, IntegerType) and isinstance(eb, IntegerType):
+        for which, t in (("C", tc), ("Result", tr)):
+            if not (isinstance(t.element_type, IntegerType) and t.element_type.width.data == 32):
+                raise op_error(op, f"wgmma accumulates 8-bit products in 32-bit integers, not "
+                                   f"{which} of {t.element_type}")
+        return ("s32", "s8" if op.is_signed("A") else "u8", "s8" if op.is_signed("B") else "u8")
+    if type(ea) is not type(eb) or not isinstance(ea, Float16Type | BFloat16Type):
+        raise op_error(op, f"wgmma multiplies f16, bf16 or 8-bit integer A and B of one kind, "
+                           f"not {ea} and {eb}")
+    for which, t in (("C", tc), ("Result", tr)):
+        if not isinstance(t.element_type, Float32Type):
+            raise op_error(op, f"workgroup-scope accumulator {t.element_type} ({which}): wgmma "
+                               f"products of {ea} accumulate in f32 here")
+    if op.operand_flags:
+        raise op_error(op, f"Cooperative Matrix Operands have no meaning for {ea} wgmma")
+    et = "f16" if isinstance(ea, Float16Type) else "bf16"
+    return "f32", et, et
+
+
+def _descriptor(lw: KernelLowering, addr: SSAValue) -> SSAValue:
+    t = lw.inst(ptx.AndOp, ".b64", [addr, lw.imm("b64", "0x3FFFF")], "b64")
+    t = lw.inst(ptx.ShrOp, ".u64", [t, lw.imm("b32", "4")], "b64")
+    return lw.inst(ptx.OrOp, ".b64", [t, lw.imm("b64", f"0x{DESC_STRIDES:016X}")], "b64")
+
+
+def _advanced(lw: KernelLowering, desc: SSAValue, nbytes: int) -> SSAValue:
+    """`desc` with its start address moved by `nbytes` (a multiple of 16; the 14-bit start
+    field does not carry: shared addresses are below 256 KiB)."""
+    if not nbytes:
+        return desc
+    return lw.inst(ptx.AddOp, ".s64", [desc, lw.imm("b64", str(nbytes >> 4))], "b64")
+
+
+def _owns_registers(op: coop.MulAddOp, regs: list[SSAValue]) -> bool:
+    """Whether C's registers may be overwritten: C has no use but this product, and it is a
+    loop-carried value or the result of a load or product, whose registers no other value
+    shares (a composite_construct repeats one register; a conversion may return its input's)."""
+    c = op.c
+    if len(list(c.uses)) != 1 or len(set(regs)) != len(regs):
+        return False
+    if isinstance(c, BlockArgument):
+        return isinstance(c.owner.parent_op(), scf.ForOp)
+    return isinstance(c.owner, coop.LoadOp | coop.MulAddOp | nv2.LoadTensorOp)
+
+
+def _register_a(lw: KernelLowering, a: Frag, blocks: int) -> list[list[list[SSAValue]]]:
+    """[block][K slice] -> the four .b32 registers of wgmma's register A: a Workgroup-scope
+    f16/bf16 MatrixA whose registers are in the accumulator order (nv2_rules' convert of an
+    accumulator), so that slice s of block b is its elements 8s..8s+7 of the block,
+    (a_2i, a_2i+1) packed into register i (PTX ISA 9.7.15.5.1: a0, a1 at row g, k 2q, 2q+1;
+    a2, a3 at row g + 8; a4..a7 the same at k + 8: the accumulator's columns 16s..16s+15)."""
+    per = a.ty.columns // 2
+    out = []
+    for b in range(blocks):
+        regs = a.regs[b * per:(b + 1) * per]
+        out.append([[lw.emit(ptx.PackOp(".b32", [regs[8 * s + 2 * i], regs[8 * s + 2 * i + 1]],
+                                        ptx.B32)).out for i in range(4)]
+                    for s in range(a.ty.columns // 16)])
+    return out
 
 
 def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
-    check_warpgroup(lw, op)
-    ta, tb, tc, tr = (v.type for v in (op.a, op.b, op.c, op.result))
-    _operand_rows(op, ta)
-    n = _operand_rows(op, tb)
-    _acc_layout(op, tc)
-    _acc_layout(op, tr)
-    if type(ta.element_type) is not type(tb.element_type):
-        raise op_error(op, "wgmma needs A and B of the same type")
-    if op.operand_flags:
-        raise op_error(op, "Cooperative Matrix Operands have no meaning for f16/bf16 wgmma")
-    a, b, c = (lw.vmap[v] for v in (op.a, op.b, op.c))
-    et = "f16" if isinstance(ta.element_type, Float16Type) else "bf16"
-    lw.comment(f"{op.name} 64x{n}x16 -> wgmma.mma_async.m64n{n}k16.f32.{et}.{et}")
-    da, db = _descriptor(lw, a), _descriptor(lw, b)
-    # Fresh accumulator registers: the instruction reads and writes them, and nothing else
-    # may touch them between wgmma.fence and wgmma.wait_group.
-    acc = [lw.inst(ptx.MovOp, ".f32", [r], reg_kind(Float32Type())) for r in c.regs]
+    a, b = lw.vmap[op.a], lw.vmap[op.b]
+    in_regs = isinstance(a, Frag)
+    if not (isinstance(a, StagedTile) or in_regs) or not isinstance(b, StagedTile):
+        raise op_error(op, "workgroup-scope B must come from coop.load or coop.load_tensor "
+                           "(staged in shared memory for wgmma), and A from those or from a "
+                           "coop.convert of an accumulator (wgmma's register A)")
+    ta, tb, tc = op.a.type, op.b.type, op.c.type
+    n, blocks = acc_blocks(lw, op, tc)
+    acc_blocks(lw, op, op.result.type)
+    dt, at, bt = _types(op)
+    integer = dt == "s32"
+    if in_regs and (integer or lw.workgroup_acc_positions(op, ta) is not None):
+        raise op_error(op, "a Workgroup-scope A in registers is f16 or bf16 in the op-by-op "
+                           "accumulator layout (not 8-bit, not a staged kernel's consumer "
+                           "warpgroups)")
+    big_m, big_n, big_k = tc.rows, tc.columns, ta.columns
+    if ta.rows != big_m or tb.columns != big_n or tb.rows != big_k:
+        raise op_error(op, f"A {ta.rows}x{ta.columns} * B {tb.rows}x{tb.columns} does not give "
+                           f"the {big_m}x{big_n} accumulator")
+    if in_regs and big_k % 16:
+        raise op_error(op, f"a Workgroup-scope A in registers needs K a multiple of 16, not "
+                           f"{big_k}")
+    sat = MatrixOperand.SaturatingAccumulation in op.operand_flags
+    if sat and not (op.is_signed("C") and op.is_signed("Result")):
+        raise op_error(op, "SaturatingAccumulation with an unsigned C or Result: add.sat "
+                           "saturates to the s32 range only")
+    k_inst = 16 if in_regs else SLICE_BYTES // a.es
+    chunks = n_chunks(big_n, integer)
+    c = lw.vmap[op.c]
+    shape = ", ".join(f"m64n{w}k{k_inst}.{dt}.{at}.{bt}" for w in dict.fromkeys(w for _, w in chunks))
+    slices = big_k // k_inst
+    lw.comment(f"{op.name} {big_m}x{big_n}x{big_k}: {slices * blocks * len(chunks)} x "
+               f"wgmma.mma_async ({shape}) per warpgroup: {slices} K slices x {blocks} 64-row "
+               f"blocks x {len(chunks)} N chunks ({n // 128} warpgroups)"
+               f"{', A in registers' if in_regs else ''}"
+               f"{'; A*B from zero, then add.sat.s32 of C' if sat else ''}")
+    kind = "b32" if integer else "f32"
+    mov = ".b32" if integer else ".f32"
+    # The chain reads and writes its accumulator registers in place: C's own when no other
+    # value can hold them (`_owns_registers`), else fresh copies. (Copies next to a branch of
+    # the staging made ptxas 13.0 serialize the wgmmas, C7511.)
+    if sat:
+        acc = [lw.emit(ptx.MovImmOp(".b32", "0", ptx.B32)).out for _ in c.regs]
+    elif _owns_registers(op, c.regs):
+        acc = list(c.regs)
+    else:
+        acc = [lw.inst(ptx.MovOp, mov, [r], kind) for r in c.regs]
+    if in_regs:
+        a_regs = _register_a(lw, a, blocks)
+    else:
+        a_addr = a.addr
+        if n > 128:
+            ar = Arith(lw)
+            a_addr = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(warpgroup(lw, n),
+                                                                    blocks * BLOCK_BYTES)))
+        da = _descriptor(lw, a_addr)
+    db = _descriptor(lw, b.addr)
+    per_block = big_n // 2
+    regs = [acc[j * per_block:(j + 1) * per_block] for j in range(blocks)]
+    steps, b_descs = [], {}
+    for s in range(big_k // k_inst):
+        for j in range(blocks):
+            dsa = a_regs[j][s] if in_regs else \
+                _advanced(lw, da, s * a.mn * SLICE_BYTES + j * BLOCK_BYTES)
+            for n0, w in chunks:
+                if (s, n0) not in b_descs:
+                    b_descs[s, n0] = _advanced(lw, db, s * b.mn * SLICE_BYTES + n0 // 8 * SBO)
+                steps.append((j, n0, w, dsa, b_descs[s, n0]))
+    imms = "1" if integer else "1, 1, 1, 0" if in_regs else "1, 1, 1, 0, 0"
     lw.emit(ptx.WgmmaFenceOp())
-    mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{n}k16.f32.{et}.{et}", da, db, acc))
+    for j, n0, w, dsa, dsb in steps:
+        part = regs[j][n0 // 2:(n0 + w) // 2]
+        mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{w}k{k_inst}.{dt}.{at}.{bt}", dsa, dsb, part,
+                                          imms))
+        regs[j][n0 // 2:(n0 + w) // 2] = list(mma.outs)
     lw.emit(ptx.WgmmaCommitGroupOp())
     lw.emit(ptx.WgmmaWaitGroupOp(0))
-    lw.vmap[op.result] = Frag(tr, list(mma.outs))
+    out = [r for blk in regs for r in blk]
+    if sat:
+        out = [lw.inst(ptx.AddOp, ".sat.s32", [p, x], "b32") for p, x in zip(out, c.regs)]
+    lw.vmap[op.result] = Frag(op.result.type, out)
+
+
+def frag_count(lw: KernelLowering, t: coop.MatrixType) -> int:
+    """Components per invocation of a Workgroup-scope matrix (coop.length)."""
+    size = lw.workgroup_size
+    n = size[0] * size[1] * size[2] if size else 128
+    return t.rows * t.columns // n
+

@@ -4,13 +4,18 @@ interpreter's on random data (docs/runtime.md), as a user runs it.
 CUDA: every example the PTX backend takes at an interpretable size (gemm_f16, gemm_f16_64_large,
 gemm_s8, gemm_dynamic at two shapes given as scalar arguments, sparse_gemm_f16 with valid 2:4
 metadata, gemm_coopmat2_f16, conv_patch_clamped,
-softmax_rows, both block_decode_load kernels on Q4_0 blocks). Vulkan: every example the SPIR-V
-backend takes (gemm_f16 and gemm_s8 in both flavors, gemm_dynamic at the same two shapes (push
-constants), gemm_f16_64_large through
+softmax_rows, both block_decode_load kernels on Q4_0 blocks, gemm_f16_arm_blocked), and the
+8192³ Workgroup-scope GEMMs on a corner of their grid (2 x 2 or 2 x 1 workgroups: the
+interpreter runs those in seconds): gemm_f16_vk and gemm_s8_vk op by op (wgmma) and through
+their Vulkan pipeline's first passes (mma.sync tiles), gemm_s8_coopmat2_vk as written and
+folded, gemm_f16_wg op by op (its staged form: test_gpu_stage.py). Vulkan: every example the
+SPIR-V backend takes (gemm_f16 and gemm_s8 in both flavors, gemm_dynamic at the same two shapes
+(push constants), gemm_f16_64_large through
 legalize-coop-sizes split and flexible, gemm_coopmat2_f16 as written and folded,
-conv_patch_clamped, softmax_rows, both DecodeFunc kernels unfolded and folded). The 8192³
-`*_wg` / `*_vk` examples are too large to interpret: test_gpu_stage.py and the benchmarks check
-their kernels at 512³. Some runs add `--bench 20`, so the timing path runs too.
+conv_patch_clamped, softmax_rows, both DecodeFunc kernels unfolded and folded); its 8192³
+`*_wg` / `*_vk` examples: test_gpu_stage.py, test_gpu_vk_gemm.py and the benchmarks. On both,
+gemm_any at 200x300x72 (partial tiles on every edge). Some runs add `--bench 20`, so the timing
+path runs too.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ import pytest
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 NV = "convert-coop-to-spirv{flavor=nv}"
+# the *_vk examples' Vulkan pipeline before its conversion, for PTX: subgroup mma.sync tiles
+VK_PTX = ("pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
+          "legalize-coop-sizes{target=sm90a-ptx flexible=false}")
 Q = ("--input", "Q={q4_0}")
 # one module, sizes as scalar arguments, the grid it declares, two shapes
 DYN1 = ("--arg", "M=1024", "--arg", "N=512", "--arg", "K=256", "--shape", "A=1024x256",
@@ -48,6 +56,17 @@ CUDA = {  # name: coop-run arguments after the example's path ({q4_0}, {meta24}:
     "dequant_q4": ("block_decode_load", "--kernel", "dequant_q4", "--grid", "8,4,1", *Q),
     "gemm_q4": ("block_decode_load", "--kernel", "gemm_q4", "--grid", "2,4,1", *Q),
     "gemm_any_200x300x72": ANY,
+    # Workgroup-scope products op by op (wgmma on staged shared-memory tiles), the 8192^3
+    # examples on a corner of their grid
+    "gemm_f16_vk": ("gemm_f16_vk", "--grid", "2,2,1", "--bench", "20"),
+    "gemm_f16_vk_subgroups": ("gemm_f16_vk", "--grid", "2,2,1", "--pipeline", VK_PTX),
+    "gemm_s8_vk": ("gemm_s8_vk", "--grid", "2,2,1", "--bench", "20"),
+    "gemm_s8_vk_subgroups": ("gemm_s8_vk", "--grid", "2,2,1", "--pipeline", VK_PTX),
+    "gemm_s8_coopmat2_vk": ("gemm_s8_coopmat2_vk", "--grid", "2,1,1", "--bench", "20"),
+    "gemm_s8_coopmat2_vk_folded": ("gemm_s8_coopmat2_vk", "--grid", "2,1,1", "--pipeline",
+                                   "fold-tensor-views"),
+    "gemm_f16_wg_op_by_op": ("gemm_f16_wg", "--grid", "2,1,1"),
+    "gemm_f16_arm_blocked": ("gemm_f16_arm_blocked", "--grid", "2,2,1"),
 }
 VULKAN = {
     "gemm_f16": ("gemm_f16", "--grid", "2,2,1", "--bench", "20"),

@@ -1,11 +1,12 @@
 """The Workgroup-tile GEMMs, staged, on a GPU against the interpreter (docs/staging.md).
 
-For each kernel of coopdialect.kernels.gemm_tiles (dense f16, dense bf16, 2:4 sparse f16) at
+For each kernel of coopdialect.kernels.gemm_tiles (dense f16, dense bf16, 2:4 sparse f16, and on
+CUDA an s8 one: `workgroup_gemm_ir` with a 128x128 tile, K step 128, B column-major) at
 M = N = K = 512 and each stage count 2..4, the device runs the kernel after
 `pipeline-coop-loads{stages=S}` and its own conversion, on small-integer inputs (valid 2:4
 metadata for the sparse kernel); every byte of D must equal the interpreter's on the ORIGINAL,
 unstaged kernel (which must itself equal numpy's product): the staging pass and the backend's
-lowering of the staged form are checked together. CUDA runs all three kernels; Vulkan the dense
+lowering of the staged form are checked together. CUDA runs all four kernels; Vulkan the dense
 ones at a 64x64x32 tile of 128 invocations (`workgroup_gemm_ir`: the 128x256x64 tile's slots
 take 48 KB each, over the driver's 48 KB of shared memory in all, which VulkanDevice refuses),
 and checks that refusal (2:4 sparse MMA is PTX-only: wgmma.mma_async.sp).
@@ -36,6 +37,19 @@ def _kernel(name: str):
     n = SIZE
     rng = np.random.default_rng(0)
     dt = ml_dtypes.bfloat16 if "bf16" in name else np.float16
+    if name == "gemm_s8_tile":  # 8-bit operands (wgmma k32 into s32), K-major like 16-bit ones
+        text = gemm_tiles.workgroup_gemm_ir(n, n, n, 128, 128, 128, 128, "i8", b_col=True,
+                                            name=name)
+        a = rng.integers(-128, 128, (n, n)).astype(np.int8)
+        bt = rng.integers(-128, 128, (n, n)).astype(np.int8)
+        inputs = [a, bt, np.zeros((n, n), np.int32)]
+        grid = gemm_tiles.grid(n, n, 128, 128)
+        want = [b.copy() for b in inputs]
+        api.run_kernel(api.parse(text, name), name, want, grid)
+        numpy_d = a.astype(np.int64) @ bt.astype(np.int64).T
+        assert np.array_equal(want[-1], numpy_d.astype(np.int32)), \
+            f"{name}: the interpreter differs from numpy's product"
+        return text, grid, inputs, want[-1]
     if name == SMALL:
         text = gemm_tiles.workgroup_gemm_ir(n, n, n, 64, 64, 32, 128, name=SMALL)
         a = rng.integers(-3, 4, (n, n)).astype(dt)
@@ -83,7 +97,7 @@ def _check(dev, name: str, stages: int) -> None:
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4])
-@pytest.mark.parametrize("name", KERNELS)
+@pytest.mark.parametrize("name", KERNELS + ["gemm_s8_tile"])
 def test_staged_gemm_on_cuda(cuda, name: str, stages: int) -> None:
     _check(cuda, name, stages)
 

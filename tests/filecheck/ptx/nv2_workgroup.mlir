@@ -64,7 +64,7 @@ func.func @gemm_coopmat2(%A: memref<128x64xf16>, %B: memref<64x256xf16>, %C: mem
 // CHECK:      ld.global.v4.b32
 // CHECK:      fence.proxy.async.shared::cta;
 // CHECK-NEXT: bar.sync 0;
-// CHECK-NEXT: // coop.mul_add 128x256x64: 4 x wgmma.mma_async.m64n256k16 per warpgroup (2 warpgroups)
+// CHECK-NEXT: // coop.mul_add 128x256x64: 4 x wgmma.mma_async (m64n256k16.f32.f16.f16) per warpgroup: 4 K slices x 1 64-row blocks x 1 N chunks (2 warpgroups)
 // CHECK:      wgmma.fence.sync.aligned;
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;

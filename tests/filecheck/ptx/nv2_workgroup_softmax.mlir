@@ -48,7 +48,7 @@ func.func @k(%Q: memref<64x32xf16>, %Kt: memref<32x64xf16>, %V: memref<64x32xf16
   coop.store_tensor %o, %O, %lo : !o, memref<64x32xf32>, !L
   func.return
 }
-// CHECK:      // coop.mul_add 64x64x32: 2 x wgmma.mma_async.m64n64k16 per warpgroup (1 warpgroups), A in shared memory
+// CHECK:      // coop.mul_add 64x64x32: 2 x wgmma.mma_async (m64n64k16.f32.f16.f16) per warpgroup: 2 K slices x 1 64-row blocks x 1 N chunks (1 warpgroups)
 // CHECK:      wgmma.wait_group.sync.aligned 0;
 // CHECK-NEXT: // coop.reduce Row 64x64 -> 64x64 Workgroup (@max inlined per tree node; one 16-row tile per warp)
 // CHECK-NOT:  bar.sync
@@ -59,7 +59,7 @@ func.func @k(%Q: memref<64x32xf16>, %Kt: memref<32x64xf16>, %V: memref<64x32xf16
 // CHECK:      // coop.convert 64x64 MatrixAcc -> MatrixA Workgroup: the same registers (wgmma's register A fragment)
 // CHECK-NOT:  st.shared
 // CHECK:      // coop.load_tensor -> 64x32 MatrixB staged in shared memory
-// CHECK:      // coop.mul_add 64x32x64: 4 x wgmma.mma_async.m64n32k16 per warpgroup (1 warpgroups), A in registers
+// CHECK:      // coop.mul_add 64x32x64: 4 x wgmma.mma_async (m64n32k16.f32.f16.f16) per warpgroup: 4 K slices x 1 64-row blocks x 1 N chunks (1 warpgroups), A in registers
 // CHECK:      mov.b32 %r{{[0-9]+}}, {%h{{[0-9]+}}, %h{{[0-9]+}}};
 // CHECK:      wgmma.fence.sync.aligned;
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{{(%f[0-9]+, ){15}%f[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, 1, 1, 1, 0;
