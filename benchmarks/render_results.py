@@ -142,12 +142,30 @@ def shapes_tables(rows: list[dict]) -> list[str]:
     return out
 
 
+def attention_tables(rows: list[dict]) -> list[str]:
+    """The attention forward rows: ours per backend against the fastest torch SDPA backend."""
+    out = [f"Attention forward (`benchmarks/results/attention.json`; {_header(rows)}): "
+           "`examples/attention.mlir`'s kernels (op-by-op lowering, no TMA pipeline yet) against "
+           "torch's scaled_dot_product_attention, the fastest of its backends; TFLOP/s "
+           "(4·B·H·S²·D, halved when causal); error: the worst |error| / bound over O and LSE.", "",
+           "| dtype | B x H x S | D | causal | backend | coop | torch (fastest) | TFLOP/s | ratio | error / bound |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['dtype']} | {r['batch']} x {r['heads']} x {r['m']} | {r['n']} | "
+                   f"{'yes' if r['causal'] else 'no'} | {r['backend']} | {r['tflops']:.1f} | "
+                   f"{r['baseline']} | {r['baseline_tflops']:.1f} | {r['ratio']:.3f} | "
+                   f"{r['error_bound_ratio']:.2f} |")
+    return out
+
+
 def render() -> str:
     """The figures section (between the markers), from the JSON files as they are."""
     lines = ptx_tables(_load("ptx.json")) + [""]
     if (RESULTS / "shapes.json").exists():
         lines += shapes_tables(_load("shapes.json")) + [""]
     lines += vulkan_tables(_load("vulkan.json"), _load("vulkan_variants.json"))
+    if (RESULTS / "attention.json").exists():
+        lines += [""] + attention_tables(_load("attention.json"))
     return "\n".join([BEGIN, "", *lines, "", END])
 
 

@@ -239,6 +239,9 @@ def test_vulkan_device_pushes_the_scalars(monkeypatch):
                             "vulkan12": {"vulkanMemoryModel": True, "shaderFloat16": True},
                             "cooperative_matrix_khr": {"cooperativeMatrix": True}}
 
+        def device_info(self):  # the H200's shared memory limit
+            return {"name": "Fake GPU", "limits": {"maxComputeSharedMemorySize": 49152}}
+
         def __init__(self, validation=None):
             pass
 

@@ -458,6 +458,9 @@ def test_vulkan_device_dispatches_entry_point_with_buffers_in_binding_order(monk
                             "vulkan12": {"vulkanMemoryModel": True, "shaderFloat16": True},
                             "cooperative_matrix_khr": {"cooperativeMatrix": True}}
 
+        def device_info(self):  # the H200's shared memory limit
+            return {"name": "Fake GPU", "limits": {"maxComputeSharedMemorySize": 49152}}
+
         def __init__(self, validation=None):
             pass
 
