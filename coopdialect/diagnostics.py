@@ -153,6 +153,11 @@ def verify_with_locations(module: ModuleOp) -> None:
         except CoopError:
             raise
         except Exception as e:  # noqa: BLE001 - a verifier that failed on malformed IR
+            # xDSL prints the op into a failed verifier's message; when the printing fails (a
+            # value it cannot print, an f80 constant) the verifier's own reason is the context
+            cause = e.__context__
+            if isinstance(cause, VerifyException):
+                raise CoopError(op, _first_line(str(cause))) from None
             raise CoopError(op, _first_line(str(e)) or type(e).__name__) from None
         if any(name in op.attributes for name in KERNEL_ATTRS):
             verify_kernel_attributes(op)
