@@ -6,7 +6,8 @@ interpreter as the device.
 
 For each backend, op (exp, exp2, log, log2, sqrt, rsqrt, tanh, erf, absf, floor, ceil, trunc,
 roundeven, fma, maxnumf, minnumf; and erf marked `fastmath<afn>` on f32, which PTX lowers by the
-fast erf) and type (f32, f16, and bf16 on CUDA; SPIR-V has no bf16), one
+fast erf) and type (f32, f16, and bf16 on CUDA; SPV_KHR_bfloat16 allows no bf16 arithmetic, so SPIR-V math is
+f32 and f16), one
 kernel applies the op in a `coop.per_element_op` function to `n` inputs (16x16 Subgroup tiles,
 one per workgroup): random values over the op's useful range plus the edges of each lowering's
 pieces. The error of each result is measured against the exact value (float64 functions,
