@@ -116,6 +116,7 @@ def run(root: str, out: str, only: list[str], tuned_path: str | None = None) -> 
     import triton_baselines as tb
     from gpu_timing import interleaved_medians
 
+    from coopdialect.kernels import gemm_tiles
     from coopdialect.kernels.gemm import GemmConfig, gemm_launches, pick_config
     from coopdialect.runtime.cuda import CudaDevice
     from coopdialect.tools.coop_tune import Workspaces, load, timer
@@ -163,7 +164,7 @@ def run(root: str, out: str, only: list[str], tuned_path: str | None = None) -> 
             static = _load_static(dev, root, dt) if m == n == k == STATIC_N else None
             if static is not None:
                 sd = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
-                sgrid = (n // 256, m // 128, 1)
+                sgrid = gemm_tiles.grid(m, n)  # its 128x256 tiles
                 dev.launch(static[0], static[1], [a.data_ptr(), bt.data_ptr(), sd.data_ptr()], sgrid)
                 exact = exact and bool(torch.equal(sd.view(torch.int16), want.view(torch.int16)))
             # timing: random data
