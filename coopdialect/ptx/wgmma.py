@@ -15,7 +15,10 @@
   one instruction — 32 bytes of K: 16 f16/bf16 or 32 8-bit elements. Byte kb = (k mod slice)·E
   of row mn (the M index for A, N for B; E the component bytes) of slice s lies at
   s·MN·32 + (mn/8)·SBO + (kb/16)·LBO + (mn%8)·16 + kb%16, LBO = 128, SBO = 256 (PTX ISA
-  9.7.15.5.1.2). Thread t stages the elements t + j·n of the matrix, row by row (column by
+  9.7.15.5.1.2). A 2-byte operand moved in 16-byte groups along M/N is staged MN-major instead
+  (core matrices of 8 K rows × 16 bytes of M/N, the same LBO and SBO; wgmma's imm-trans 1):
+  element (mn, k) of slice s at s·MN·32 + (mn/8)·SBO + ((k%16)/8)·LBO + (k%8)·16 + (mn%8)·2,
+  so each group is one st.shared.v4 (`StagedTile.mn_major`, `mn_major_groups`). Thread t stages the elements t + j·n of the matrix, row by row (column by
   column for ColumnMajor), so neighbouring threads read neighbouring addresses. Sequence:
   `bar.sync` (earlier wgmmas have read the tile), `ld` + `st.shared`, `fence.proxy.async`
   (the async proxy must see generic-proxy writes), `bar.sync`; consecutive staged loads share
