@@ -62,6 +62,7 @@ func.func @k(%Q: memref<64x32xf16>, %Kt: memref<32x64xf16>, %V: memref<64x32xf16
 // CHECK:      // coop.mul_add 64x32x64: 4 x wgmma.mma_async (m64n32k16.f32.f16.f16) per warpgroup: 4 K slices x 1 64-row blocks x 1 N chunks (1 warpgroups), A in registers
 // CHECK:      mov.b32 %r{{[0-9]+}}, {%h{{[0-9]+}}, %h{{[0-9]+}}};
 // CHECK:      wgmma.fence.sync.aligned;
-// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{{(%f[0-9]+, ){15}%f[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, 1, 1, 1, 0;
+// V (64x32, rows of 16-byte groups along N) is staged MN-major: imm-trans-b 1.
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{{(%f[0-9]+, ){15}%f[0-9]+}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, 1, 1, 1, 1;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;

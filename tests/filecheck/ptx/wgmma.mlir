@@ -60,7 +60,9 @@ func.func @wg(%A: memref<64x16xf16>, %B: memref<16x32xf16>, %C: memref<64x32xf32
 
 // Two 64-row blocks on one warpgroup, two K slices: four chained wgmma, descriptors advanced
 // in 16-byte units (block 1: 2048 bytes = 128; A's slice 1: 128 rows * 32 bytes = 256;
-// B's slice 1: 24 * 32 bytes = 48).
+// B's slice 1: 24 * 32 bytes = 48). A ColumnMajor moves 16 bytes along M: its tile is MN-major
+// (imm-trans-a 1); B's 96 groups do not split over 128 invocations, so it is staged element by
+// element into a K-major tile (imm-trans-b 0).
 !a2 = !coop.matrix<128x32xbf16, Workgroup, MatrixA>
 !b2 = !coop.matrix<32x24xbf16, Workgroup, MatrixB>
 !c2 = !coop.matrix<128x24xf32, Workgroup, MatrixAcc>
@@ -92,10 +94,10 @@ func.func @blocks(%A: memref<4096xbf16>, %B: memref<768xbf16>, %C: memref<3072xf
 // CHECK-NEXT: add.s64 %rd[[B1:[0-9]+]], %rd[[B]], %rd[[I48]];
 // CHECK-NEXT: add.s64 %rd[[A3:[0-9]+]], %rd[[A]], %rd[[I384]];
 // CHECK-NEXT: wgmma.fence.sync.aligned;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A]], %rd[[B]], 1, 1, 1, 0, 0;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A1]], %rd[[B]], 1, 1, 1, 0, 0;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A2]], %rd[[B1]], 1, 1, 1, 0, 0;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A3]], %rd[[B1]], 1, 1, 1, 0, 0;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A]], %rd[[B]], 1, 1, 1, 1, 0;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A1]], %rd[[B]], 1, 1, 1, 1, 0;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A2]], %rd[[B1]], 1, 1, 1, 1, 0;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A3]], %rd[[B1]], 1, 1, 1, 1, 0;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
 
