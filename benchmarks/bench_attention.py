@@ -206,6 +206,8 @@ def run(root: str, out: str, quick: bool, vulkan: bool, dtypes=DTYPES, head_dims
                     rows += rows_
                     lines.append(line)
                     print(line, flush=True)
+                    with open(os.path.join(out, "attention.json"), "w") as f:
+                        json.dump(rows, f, indent=1)  # after each case: a cut run keeps its rows
                 del q, k, v
                 torch.cuda.empty_cache()
     with open(os.path.join(out, "attention.json"), "w") as f:

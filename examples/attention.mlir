@@ -14,6 +14,7 @@
 !s_d64 = !coop.matrix<128x64xf32, Workgroup, MatrixAcc>
 !ph_d64 = !coop.matrix<128x64xf16, Workgroup, MatrixAcc>
 !pa_d64 = !coop.matrix<128x64xf16, Workgroup, MatrixA>
+!r_d64 = !coop.matrix<128x8xf32, Workgroup, MatrixAcc>
 !o_d64 = !coop.matrix<128x64xf32, Workgroup, MatrixAcc>
 !oh_d64 = !coop.matrix<128x64xf16, Workgroup, MatrixAcc>
 !q_d128 = !coop.matrix<64x128xf16, Workgroup, MatrixA>
@@ -22,6 +23,7 @@
 !s_d128 = !coop.matrix<64x64xf32, Workgroup, MatrixAcc>
 !ph_d128 = !coop.matrix<64x64xf16, Workgroup, MatrixAcc>
 !pa_d128 = !coop.matrix<64x64xf16, Workgroup, MatrixA>
+!r_d128 = !coop.matrix<64x8xf32, Workgroup, MatrixAcc>
 !o_d128 = !coop.matrix<64x128xf32, Workgroup, MatrixAcc>
 !oh_d128 = !coop.matrix<64x128xf16, Workgroup, MatrixAcc>
 func.func @max(%a: f32, %b: f32) -> f32 {
@@ -46,6 +48,11 @@ func.func @score(%r: i32, %c: i32, %x: f32, %row0: i32, %col0: i32, %S: i32, %ca
   %masked = arith.ori %past, %cm : i1
   %s = arith.select %masked, %neg, %y : f32
   func.return %s : f32
+}
+// S2 = S * scale2 (a block with no masked key)
+func.func @scaled(%r: i32, %c: i32, %x: f32, %scale2: f32) -> f32 {
+  %y = arith.mulf %x, %scale2 : f32
+  func.return %y : f32
 }
 func.func @maximum(%r: i32, %c: i32, %a: f32, %b: f32) -> f32 {
   %y = arith.maximumf %a, %b : f32
@@ -75,6 +82,7 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
   %tbm = arith.constant 128 : i32
   %tbn = arith.constant 64 : i32
   %td = arith.constant 64 : i32
+  %tst = arith.constant 8 : i32
   %log2e = arith.constant 0x3FB8AA3B : f32
   %scale2 = arith.mulf %scale, %log2e : f32
   %wx = gpu.block_id x
@@ -99,43 +107,77 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
   %okt = coop.composite_construct %zh : f16 -> !kt_d64
   %ov = coop.composite_construct %zh : f16 -> !v_d64
   %zs = coop.composite_construct %zf : f32 -> !s_d64
-  %m0 = coop.composite_construct %neg : f32 -> !s_d64
+  %zr = coop.composite_construct %zf : f32 -> !r_d64
+  %m0 = coop.composite_construct %neg : f32 -> !r_d64
   %o0 = coop.composite_construct %zf : f32 -> !o_d64
   %qt = coop.load_tensor %Q, %oq, %lq : memref<?xf16>, !q_d64, !L3 -> !q_d64
-  // key blocks: all of them, or (causal) up to the one holding the last query row
+  // key blocks with no masked key: those wholly before S and (causal) wholly at or
+  // before the block's first query row; then the rest, masked, up to the last key or
+  // (causal) the one holding the last query row
+  %isc = arith.cmpi ne, %causal, %zero : i32
+  %row1 = arith.addi %row0, %one : i32
+  %first = arith.minsi %row1, %S : i32
+  %lim = arith.select %isc, %first, %S : i32
+  %nfull = arith.divsi %lim, %tbn : i32
+  %uend32 = arith.muli %nfull, %tbn : i32
+  %uend = arith.index_cast %uend32 : i32 to index
   %rend = arith.addi %row0, %tbm : i32
   %diag = arith.minsi %rend, %S : i32
-  %isc = arith.cmpi ne, %causal, %zero : i32
   %kend32 = arith.select %isc, %diag, %S : i32
   %kend = arith.index_cast %kend32 : i32 to index
-  %res:3 = scf.for %j = %c0 to %kend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zs) -> (!o_d64, !s_d64, !s_d64) {
+  %full:3 = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr) -> (!o_d64, !r_d64, !r_d64) {
     %j32 = arith.index_cast %j : index to i32
     %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3
     %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d64, !L3, !V3 -> !kt_d64
+    %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d64, !L3 -> !v_d64
     %st = coop.mul_add %qt, %k, %zs : !q_d64, !kt_d64, !s_d64 -> !s_d64
-    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : !s_d64, i32, i32, i32, i32, f32 -> !s_d64
-    %mb = coop.reduce Row %s2, @max : !s_d64 -> !s_d64
-    %mn = coop.per_element_op @maximum(%m, %mb) : !s_d64, !s_d64 -> !s_d64
-    %p = coop.per_element_op @exp2_sub(%s2, %mn) : !s_d64, !s_d64 -> !s_d64
-    %a = coop.per_element_op @exp2_sub(%m, %mn) : !s_d64, !s_d64 -> !s_d64
-    %rs = coop.reduce Row %p, @add : !s_d64 -> !s_d64
-    %la = coop.fmul %l, %a : !s_d64
-    %ln = coop.fadd %la, %rs : !s_d64
-    %oa = coop.fmul %o, %a : !o_d64
+    %s2 = coop.per_element_op @scaled(%st, %scale2) : !s_d64, f32 -> !s_d64
+    %mb = coop.reduce Row %s2, @max : !s_d64 -> !r_d64
+    %mn = coop.per_element_op @maximum(%m, %mb) : !r_d64, !r_d64 -> !r_d64
+    %mw = coop.reduce Row %mn, @max : !r_d64 -> !s_d64
+    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d64, !s_d64 -> !s_d64
+    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d64, !r_d64 -> !r_d64
+    %rs = coop.reduce Row %p, @add : !s_d64 -> !r_d64
+    %la = coop.fmul %l, %a : !r_d64
+    %ln = coop.fadd %la, %rs : !r_d64
+    %ao = coop.reduce Row %a, @max : !r_d64 -> !o_d64
+    %oa = coop.fmul %o, %ao : !o_d64
     %pt = coop.f_convert %p : !s_d64 -> !ph_d64
     %pm = coop.convert %pt : !ph_d64 -> !pa_d64
-    %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d64, !L3 -> !v_d64
     %on = coop.mul_add %pm, %vb, %oa : !pa_d64, !v_d64, !o_d64 -> !o_d64
-    scf.yield %on, %mn, %ln : !o_d64, !s_d64, !s_d64
+    scf.yield %on, %mn, %ln : !o_d64, !r_d64, !r_d64
   }
-  %of = coop.fdiv %res#0, %res#2 : !o_d64
+  %res:3 = scf.for %j = %uend to %kend step %cbn iter_args(%o = %full#0, %m = %full#1, %l = %full#2) -> (!o_d64, !r_d64, !r_d64) {
+    %j32 = arith.index_cast %j : index to i32
+    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3
+    %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d64, !L3, !V3 -> !kt_d64
+    %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d64, !L3 -> !v_d64
+    %st = coop.mul_add %qt, %k, %zs : !q_d64, !kt_d64, !s_d64 -> !s_d64
+    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : !s_d64, i32, i32, i32, i32, f32 -> !s_d64
+    %mb = coop.reduce Row %s2, @max : !s_d64 -> !r_d64
+    %mn = coop.per_element_op @maximum(%m, %mb) : !r_d64, !r_d64 -> !r_d64
+    %mw = coop.reduce Row %mn, @max : !r_d64 -> !s_d64
+    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d64, !s_d64 -> !s_d64
+    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d64, !r_d64 -> !r_d64
+    %rs = coop.reduce Row %p, @add : !s_d64 -> !r_d64
+    %la = coop.fmul %l, %a : !r_d64
+    %ln = coop.fadd %la, %rs : !r_d64
+    %ao = coop.reduce Row %a, @max : !r_d64 -> !o_d64
+    %oa = coop.fmul %o, %ao : !o_d64
+    %pt = coop.f_convert %p : !s_d64 -> !ph_d64
+    %pm = coop.convert %pt : !ph_d64 -> !pa_d64
+    %on = coop.mul_add %pm, %vb, %oa : !pa_d64, !v_d64, !o_d64 -> !o_d64
+    scf.yield %on, %mn, %ln : !o_d64, !r_d64, !r_d64
+  }
+  %lo = coop.reduce Row %res#2, @max : !r_d64 -> !o_d64
+  %of = coop.fdiv %res#0, %lo : !o_d64
   %oc = coop.f_convert %of : !o_d64 -> !oh_d64
   coop.store_tensor %oc, %O, %lq : !oh_d64, memref<?xf16>, !L3
   // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped
-  %lse = coop.per_element_op @lse(%res#1, %res#2) : !s_d64, !s_d64 -> !s_d64
+  %lse = coop.per_element_op @lse(%res#1, %res#2) : !r_d64, !r_d64 -> !r_d64
   %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3
-  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tbn : !L3
-  coop.store_tensor %lse, %LSE, %lls : !s_d64, memref<?xf32>, !L3
+  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tst : !L3
+  coop.store_tensor %lse, %LSE, %lls : !r_d64, memref<?xf32>, !L3
   func.return
 }
 func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>, %O: memref<?xf16>, %LSE: memref<?xf32>, %B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)
@@ -148,6 +190,7 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
   %tbm = arith.constant 64 : i32
   %tbn = arith.constant 64 : i32
   %td = arith.constant 128 : i32
+  %tst = arith.constant 8 : i32
   %log2e = arith.constant 0x3FB8AA3B : f32
   %scale2 = arith.mulf %scale, %log2e : f32
   %wx = gpu.block_id x
@@ -172,44 +215,76 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
   %okt = coop.composite_construct %zh : f16 -> !kt_d128
   %ov = coop.composite_construct %zh : f16 -> !v_d128
   %zs = coop.composite_construct %zf : f32 -> !s_d128
-  %m0 = coop.composite_construct %neg : f32 -> !s_d128
+  %zr = coop.composite_construct %zf : f32 -> !r_d128
+  %m0 = coop.composite_construct %neg : f32 -> !r_d128
   %o0 = coop.composite_construct %zf : f32 -> !o_d128
   %qt = coop.load_tensor %Q, %oq, %lq : memref<?xf16>, !q_d128, !L3 -> !q_d128
-  // key blocks: all of them, or (causal) up to the one holding the last query row
+  // key blocks with no masked key: those wholly before S and (causal) wholly at or
+  // before the block's first query row; then the rest, masked, up to the last key or
+  // (causal) the one holding the last query row
+  %isc = arith.cmpi ne, %causal, %zero : i32
+  %row1 = arith.addi %row0, %one : i32
+  %first = arith.minsi %row1, %S : i32
+  %lim = arith.select %isc, %first, %S : i32
+  %nfull = arith.divsi %lim, %tbn : i32
+  %uend32 = arith.muli %nfull, %tbn : i32
+  %uend = arith.index_cast %uend32 : i32 to index
   %rend = arith.addi %row0, %tbm : i32
   %diag = arith.minsi %rend, %S : i32
-  %isc = arith.cmpi ne, %causal, %zero : i32
   %kend32 = arith.select %isc, %diag, %S : i32
   %kend = arith.index_cast %kend32 : i32 to index
-  %res:3 = scf.for %j = %c0 to %kend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zs) -> (!o_d128, !s_d128, !s_d128) {
+  %full:3 = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr) -> (!o_d128, !r_d128, !r_d128) {
     %j32 = arith.index_cast %j : index to i32
     %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3
     %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d128, !L3, !V3 -> !kt_d128
+    %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d128, !L3 -> !v_d128
     %st = coop.mul_add %qt, %k, %zs : !q_d128, !kt_d128, !s_d128 -> !s_d128
-    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : !s_d128, i32, i32, i32, i32, f32 -> !s_d128
-    %mb = coop.reduce Row %s2, @max : !s_d128 -> !s_d128
-    %mn = coop.per_element_op @maximum(%m, %mb) : !s_d128, !s_d128 -> !s_d128
-    %p = coop.per_element_op @exp2_sub(%s2, %mn) : !s_d128, !s_d128 -> !s_d128
-    %a = coop.per_element_op @exp2_sub(%m, %mn) : !s_d128, !s_d128 -> !s_d128
-    %rs = coop.reduce Row %p, @add : !s_d128 -> !s_d128
-    %la = coop.fmul %l, %a : !s_d128
-    %ln = coop.fadd %la, %rs : !s_d128
-    %ao = coop.reduce Row %a, @max : !s_d128 -> !o_d128
+    %s2 = coop.per_element_op @scaled(%st, %scale2) : !s_d128, f32 -> !s_d128
+    %mb = coop.reduce Row %s2, @max : !s_d128 -> !r_d128
+    %mn = coop.per_element_op @maximum(%m, %mb) : !r_d128, !r_d128 -> !r_d128
+    %mw = coop.reduce Row %mn, @max : !r_d128 -> !s_d128
+    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d128, !s_d128 -> !s_d128
+    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d128, !r_d128 -> !r_d128
+    %rs = coop.reduce Row %p, @add : !s_d128 -> !r_d128
+    %la = coop.fmul %l, %a : !r_d128
+    %ln = coop.fadd %la, %rs : !r_d128
+    %ao = coop.reduce Row %a, @max : !r_d128 -> !o_d128
     %oa = coop.fmul %o, %ao : !o_d128
     %pt = coop.f_convert %p : !s_d128 -> !ph_d128
     %pm = coop.convert %pt : !ph_d128 -> !pa_d128
-    %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d128, !L3 -> !v_d128
     %on = coop.mul_add %pm, %vb, %oa : !pa_d128, !v_d128, !o_d128 -> !o_d128
-    scf.yield %on, %mn, %ln : !o_d128, !s_d128, !s_d128
+    scf.yield %on, %mn, %ln : !o_d128, !r_d128, !r_d128
   }
-  %lo = coop.reduce Row %res#2, @max : !s_d128 -> !o_d128
+  %res:3 = scf.for %j = %uend to %kend step %cbn iter_args(%o = %full#0, %m = %full#1, %l = %full#2) -> (!o_d128, !r_d128, !r_d128) {
+    %j32 = arith.index_cast %j : index to i32
+    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3
+    %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d128, !L3, !V3 -> !kt_d128
+    %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d128, !L3 -> !v_d128
+    %st = coop.mul_add %qt, %k, %zs : !q_d128, !kt_d128, !s_d128 -> !s_d128
+    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : !s_d128, i32, i32, i32, i32, f32 -> !s_d128
+    %mb = coop.reduce Row %s2, @max : !s_d128 -> !r_d128
+    %mn = coop.per_element_op @maximum(%m, %mb) : !r_d128, !r_d128 -> !r_d128
+    %mw = coop.reduce Row %mn, @max : !r_d128 -> !s_d128
+    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d128, !s_d128 -> !s_d128
+    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d128, !r_d128 -> !r_d128
+    %rs = coop.reduce Row %p, @add : !s_d128 -> !r_d128
+    %la = coop.fmul %l, %a : !r_d128
+    %ln = coop.fadd %la, %rs : !r_d128
+    %ao = coop.reduce Row %a, @max : !r_d128 -> !o_d128
+    %oa = coop.fmul %o, %ao : !o_d128
+    %pt = coop.f_convert %p : !s_d128 -> !ph_d128
+    %pm = coop.convert %pt : !ph_d128 -> !pa_d128
+    %on = coop.mul_add %pm, %vb, %oa : !pa_d128, !v_d128, !o_d128 -> !o_d128
+    scf.yield %on, %mn, %ln : !o_d128, !r_d128, !r_d128
+  }
+  %lo = coop.reduce Row %res#2, @max : !r_d128 -> !o_d128
   %of = coop.fdiv %res#0, %lo : !o_d128
   %oc = coop.f_convert %of : !o_d128 -> !oh_d128
   coop.store_tensor %oc, %O, %lq : !oh_d128, memref<?xf16>, !L3
   // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped
-  %lse = coop.per_element_op @lse(%res#1, %res#2) : !s_d128, !s_d128 -> !s_d128
+  %lse = coop.per_element_op @lse(%res#1, %res#2) : !r_d128, !r_d128 -> !r_d128
   %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3
-  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tbn : !L3
-  coop.store_tensor %lse, %LSE, %lls : !s_d128, memref<?xf32>, !L3
+  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tst : !L3
+  coop.store_tensor %lse, %LSE, %lls : !r_d128, memref<?xf32>, !L3
   func.return
 }

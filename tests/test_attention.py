@@ -102,13 +102,19 @@ def _ptx_kernel(text, name):
     return {k.sym_name.data: k for k in module.ops}[name]
 
 
-@pytest.mark.parametrize("cfg,s,causal", [(AttentionConfig(16, "f16", 64, 32, 128), 40, True),
-                                          (AttentionConfig(32, "bf16", 64, 16, 128), 20, False)],
-                         ids=["d16_bn32_causal", "d32_bn16_bf16"])
-def test_ptx_runs_like_the_interpreter(cfg, s, causal):
+@pytest.mark.parametrize("cfg,s,causal,shift", [
+    (AttentionConfig(16, "f16", 64, 32, 128), 40, True, 0),
+    (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0),
+    (AttentionConfig(32, "f16", 64, 16, 128), 70, True, 2)],
+    ids=["d16_bn32_causal", "d32_bn16_bf16", "d32_bn16_causal_unaligned"])
+def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
     """The op-by-op PTX (wgmma QKᵀ, Row reductions in registers, P·V with A in registers,
     ex2.approx modelled as the exact value rounded once, as the interpreter's exp2) on the
-    simulator: bit for bit the interpreter's O and LSE, with a cut key block and both masks."""
+    simulator: bit for bit the interpreter's O and LSE, with a cut key block and both masks.
+    Q, K and V are staged 16 bytes at a time (rows past S discarded as whole groups); `shift`
+    moves them off 16-byte alignment, which takes the element-by-element path of the same
+    groups. At S = 70, causal, the second query block has four unmasked key blocks before the
+    masked one."""
     import ptx_sim
 
     rng = np.random.default_rng(11)
@@ -120,7 +126,8 @@ def test_ptx_runs_like_the_interpreter(cfg, s, causal):
     got = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32), struct.pack("<i", 1),
            struct.pack("<i", 1), struct.pack("<i", s), struct.pack("<f", scale),
            struct.pack("<i", int(causal))]
-    ptx_sim.Kernel(_ptx_kernel(text, cfg.name)).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1))
+    ptx_sim.Kernel(_ptx_kernel(text, cfg.name)).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1),
+                                                    [shift] * 3 + [0, 0])
     for i in (3, 4):
         assert np.array_equal(got[i].view(np.uint8), want[i].view(np.uint8)), \
             f"buffer {i}: {np.count_nonzero(got[i] != want[i])} elements differ"

@@ -22,7 +22,8 @@ per batch and head, rows of the softmax along the keys:
   through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which swaps the sequence and head
   dimensions;
 * the loop over key blocks of `block_n` (up to the diagonal block when causal) is the online
-  softmax in base 2, with log2(e) folded into the scale (scale2 = scale * log2(e), f32):
+  softmax in base 2, with log2(e) folded into the scale (scale2 = scale * log2(e), f32); the
+  K and V blocks are loaded together at the top of an iteration (one staging of both):
 
       S  = Q Kᵀ                                      coop.mul_add, f32 accumulator
       S2 = S * scale2, or -FLT_MAX where masked       coop.per_element_op (row, column known)
@@ -33,13 +34,18 @@ per batch and head, rows of the softmax along the keys:
                                                       coop.mul_add
       m  = mn
 
+  It is two loops with the same body: first the key blocks in which no key is masked (wholly
+  before S and, causal, wholly at or before the block's first query row), whose scores are only
+  scaled (`@scaled`), then the rest with the masks (`@score`);
+
   and at the end O / l is stored as T and LSE = (m + log2(l)) * ln(2) for each row. Masked scores
   are -FLT_MAX rather than -inf (exp2 of them is 0 all the same) so that no infinity reaches a
   Vulkan driver, which may assume there are none (the modules declare no float controls); m
   starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite after the first block.
-  The running max m and sum l are block_m x block_n accumulators whose rows are constant; where
-  block_n != head_dim a Row reduction (@max of equal values: exact) brings a and l to the
-  block_m x head_dim shape of O.
+  The running max m and sum l are block_m x 8 accumulators (`STAT_COLS`) whose rows are
+  constant: Row reductions of the scores produce them, and a Row reduction of them (@max of
+  equal values: exact) broadcasts them back to the score's or O's shape where an element-wise op
+  needs them (8 columns: one wgmma n8 accumulator, two registers per row and lane on sm_90a).
 
 The float64 model and the error bound against it (dominated by T's rounding of P and of O):
 `coopdialect.kernels.attention_bound`; docs/attention.md derives the bound.
@@ -56,6 +62,7 @@ DTYPES = ("f16", "bf16")
 LOG2E = "0x3FB8AA3B"  # log2(e) rounded to f32 (1.44269502...)
 LN2 = "0x3F317218"  # ln(2) rounded to f32 (0.693147182...)
 NEG = "0xFF7FFFFF"  # -FLT_MAX: the masked score and the initial running max
+STAT_COLS = 8  # columns of the row statistics m, l (one wgmma n8 accumulator: 2 per row and lane)
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,11 @@ def _helpers() -> list[str]:
         "  %s = arith.select %masked, %neg, %y : f32",
         "  func.return %s : f32",
         "}",
+        "// S2 = S * scale2 (a block with no masked key)",
+        "func.func @scaled(%r: i32, %c: i32, %x: f32, %scale2: f32) -> f32 {",
+        "  %y = arith.mulf %x, %scale2 : f32",
+        "  func.return %y : f32",
+        "}",
         "func.func @maximum(%r: i32, %c: i32, %a: f32, %b: f32) -> f32 {",
         "  %y = arith.maximumf %a, %b : f32",
         "  func.return %y : f32",
@@ -148,15 +160,45 @@ def _types(c: AttentionConfig, sfx: str) -> list[str]:
             f"!s{sfx} = !coop.matrix<{bm}x{bn}xf32, Workgroup, MatrixAcc>",
             f"!ph{sfx} = !coop.matrix<{bm}x{bn}x{t}, Workgroup, MatrixAcc>",
             f"!pa{sfx} = !coop.matrix<{bm}x{bn}x{t}, Workgroup, MatrixA>",
+            f"!r{sfx} = !coop.matrix<{bm}x{STAT_COLS}xf32, Workgroup, MatrixAcc>",
             f"!o{sfx} = !coop.matrix<{bm}x{d}xf32, Workgroup, MatrixAcc>",
             f"!oh{sfx} = !coop.matrix<{bm}x{d}x{t}, Workgroup, MatrixAcc>"]
 
 
+def _block(sfx: str, mem: str, score: str) -> list[str]:
+    """One key block of the online softmax (the body of either loop)."""
+    q, kt, v, s, ph, pa, o, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "r"))
+    args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
+    types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
+    return [
+        "    %j32 = arith.index_cast %j : index to i32",
+        "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
+        f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+        f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
+        f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}",
+        f"    %s2 = coop.per_element_op @{score}(%st, {args}) : {s}, {types} -> {s}",
+        f"    %mb = coop.reduce Row %s2, @max : {s} -> {r}",
+        f"    %mn = coop.per_element_op @maximum(%m, %mb) : {r}, {r} -> {r}",
+        f"    %mw = coop.reduce Row %mn, @max : {r} -> {s}",
+        f"    %p = coop.per_element_op @exp2_sub(%s2, %mw) : {s}, {s} -> {s}",
+        f"    %a = coop.per_element_op @exp2_sub(%m, %mn) : {r}, {r} -> {r}",
+        f"    %rs = coop.reduce Row %p, @add : {s} -> {r}",
+        f"    %la = coop.fmul %l, %a : {r}",
+        f"    %ln = coop.fadd %la, %rs : {r}",
+        f"    %ao = coop.reduce Row %a, @max : {r} -> {o}",
+        f"    %oa = coop.fmul %o, %ao : {o}",
+        f"    %pt = coop.f_convert %p : {s} -> {ph}",
+        f"    %pm = coop.convert %pt : {ph} -> {pa}",
+        f"    %on = coop.mul_add %pm, %vb, %oa : {pa}, {v}, {o} -> {o}",
+        f"    scf.yield %on, %mn, %ln : {o}, {r}, {r}",
+        "  }",
+    ]
+
+
 def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
     t, d, bm, bn = c.dtype, c.head_dim, c.block_m, c.block_n
-    q, kt, v, s, ph, pa, o, oh = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "oh"))
+    q, kt, v, s, o, oh, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "o", "oh", "r"))
     mem = f"memref<?x{t}>"
-    wide = bn != d  # a and l need a Row reduction to O's shape
     body = [
         f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
         "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
@@ -169,6 +211,7 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"  %tbm = arith.constant {bm} : i32",
         f"  %tbn = arith.constant {bn} : i32",
         f"  %td = arith.constant {d} : i32",
+        f"  %tst = arith.constant {STAT_COLS} : i32",
         f"  %log2e = arith.constant {LOG2E} : f32",
         "  %scale2 = arith.mulf %scale, %log2e : f32",
         "  %wx = gpu.block_id x",
@@ -193,47 +236,39 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"  %okt = coop.composite_construct %zh : {t} -> {kt}",
         f"  %ov = coop.composite_construct %zh : {t} -> {v}",
         f"  %zs = coop.composite_construct %zf : f32 -> {s}",
-        f"  %m0 = coop.composite_construct %neg : f32 -> {s}",
+        f"  %zr = coop.composite_construct %zf : f32 -> {r}",
+        f"  %m0 = coop.composite_construct %neg : f32 -> {r}",
         f"  %o0 = coop.composite_construct %zf : f32 -> {o}",
         f"  %qt = coop.load_tensor %Q, %oq, %lq : {mem}, {q}, !L3 -> {q}",
-        "  // key blocks: all of them, or (causal) up to the one holding the last query row",
+        "  // key blocks with no masked key: those wholly before S and (causal) wholly at or",
+        "  // before the block's first query row; then the rest, masked, up to the last key or",
+        "  // (causal) the one holding the last query row",
+        "  %isc = arith.cmpi ne, %causal, %zero : i32",
+        "  %row1 = arith.addi %row0, %one : i32",
+        "  %first = arith.minsi %row1, %S : i32",
+        "  %lim = arith.select %isc, %first, %S : i32",
+        "  %nfull = arith.divsi %lim, %tbn : i32",
+        "  %uend32 = arith.muli %nfull, %tbn : i32",
+        "  %uend = arith.index_cast %uend32 : i32 to index",
         "  %rend = arith.addi %row0, %tbm : i32",
         "  %diag = arith.minsi %rend, %S : i32",
-        "  %isc = arith.cmpi ne, %causal, %zero : i32",
         "  %kend32 = arith.select %isc, %diag, %S : i32",
         "  %kend = arith.index_cast %kend32 : i32 to index",
-        f"  %res:3 = scf.for %j = %c0 to %kend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zs) "
-        f"-> ({o}, {s}, {s}) {{",
-        "    %j32 = arith.index_cast %j : index to i32",
-        "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
-        f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
-        f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}",
-        "    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : "
-        f"{s}, i32, i32, i32, i32, f32 -> {s}",
-        f"    %mb = coop.reduce Row %s2, @max : {s} -> {s}",
-        f"    %mn = coop.per_element_op @maximum(%m, %mb) : {s}, {s} -> {s}",
-        f"    %p = coop.per_element_op @exp2_sub(%s2, %mn) : {s}, {s} -> {s}",
-        f"    %a = coop.per_element_op @exp2_sub(%m, %mn) : {s}, {s} -> {s}",
-        f"    %rs = coop.reduce Row %p, @add : {s} -> {s}",
-        f"    %la = coop.fmul %l, %a : {s}",
-        f"    %ln = coop.fadd %la, %rs : {s}",
-        *([f"    %ao = coop.reduce Row %a, @max : {s} -> {o}"] if wide else []),
-        f"    %oa = coop.fmul %o, {'%ao' if wide else '%a'} : {o}",
-        f"    %pt = coop.f_convert %p : {s} -> {ph}",
-        f"    %pm = coop.convert %pt : {ph} -> {pa}",
-        f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
-        f"    %on = coop.mul_add %pm, %vb, %oa : {pa}, {v}, {o} -> {o}",
-        f"    scf.yield %on, %mn, %ln : {o}, {s}, {s}",
-        "  }",
-        *([f"  %lo = coop.reduce Row %res#2, @max : {s} -> {o}"] if wide else []),
-        f"  %of = coop.fdiv %res#0, {'%lo' if wide else '%res#2'} : {o}",
+        f"  %full:3 = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr) "
+        f"-> ({o}, {r}, {r}) {{",
+        *_block(sfx, mem, "scaled"),
+        f"  %res:3 = scf.for %j = %uend to %kend step %cbn "
+        f"iter_args(%o = %full#0, %m = %full#1, %l = %full#2) -> ({o}, {r}, {r}) {{",
+        *_block(sfx, mem, "score"),
+        f"  %lo = coop.reduce Row %res#2, @max : {r} -> {o}",
+        f"  %of = coop.fdiv %res#0, %lo : {o}",
         f"  %oc = coop.f_convert %of : {o} -> {oh}",
         f"  coop.store_tensor %oc, %O, %lq : {oh}, {mem}, !L3",
         "  // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped",
-        f"  %lse = coop.per_element_op @lse(%res#1, %res#2) : {s}, {s} -> {s}",
+        f"  %lse = coop.per_element_op @lse(%res#1, %res#2) : {r}, {r} -> {r}",
         "  %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3",
-        "  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tbn : !L3",
-        f"  coop.store_tensor %lse, %LSE, %lls : {s}, memref<?xf32>, !L3",
+        "  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tst : !L3",
+        f"  coop.store_tensor %lse, %LSE, %lls : {r}, memref<?xf32>, !L3",
         "  func.return",
         "}",
     ]

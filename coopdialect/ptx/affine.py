@@ -19,6 +19,7 @@ fault), because its loads and stores are predicated off.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd
 
 from xdsl.ir import SSAValue
 
@@ -103,6 +104,25 @@ class Arith:
         per_block = self.lw.__dict__.setdefault("_affine_memo", {})
         return per_block.setdefault(id(self.lw.cur), {})
 
+    @property
+    def factors(self) -> dict[int, int]:
+        """A known divisor of each emitted register's value (by id): the multiple() of the
+        expression it was computed from, kept through the uint32/int32 wraps (2^32 is a
+        multiple of every divisor of interest: the 16-byte groups of nv2_workgroup)."""
+        return self.lw.__dict__.setdefault("_affine_factors", {})
+
+    def multiple(self, x: Aff) -> int:
+        """A number that divides x whatever its atoms hold (0: x is the constant 0)."""
+        g = abs(x.const)
+        for c, a in x.terms:
+            g = gcd(g, abs(c) * self.factors.get(id(a.reg), 1))
+        return g
+
+    def _factor(self, r: SSAValue, k: int) -> SSAValue:
+        if k != 1:
+            self.factors[id(r)] = k
+        return r
+
     # -- registers ---------------------------------------------------------------------------
 
     def _key(self, x: Aff) -> tuple:
@@ -128,6 +148,8 @@ class Arith:
                     r = lw.inst(ptx.MadOp, ".lo.s64", [a.reg, lw.imm("b64", str(c)), r], "b64")
             if x.const:
                 r = lw.inst(ptx.AddOp, ".s64", [r, lw.imm("b64", str(x.const))], "b64")
+            if r is not x.terms[0][1].reg:
+                self._factor(r, self.multiple(x))
         self.memo[key] = r
         return r
 
@@ -170,7 +192,9 @@ class Arith:
         corners = [p * q for p in (a.lo, a.hi) for q in (b.lo, b.hi)]
         key = ("mul", self._key(a), self._key(b))
         if key not in self.memo:
-            self.memo[key] = self.lw.inst(ptx.MulOp, ".lo.s64", [self.reg(a), self.reg(b)], "b64")
+            self.memo[key] = self._factor(
+                self.lw.inst(ptx.MulOp, ".lo.s64", [self.reg(a), self.reg(b)], "b64"),
+                self.multiple(a) * self.multiple(b))
         return atom(self.memo[key], min(corners), max(corners))
 
     def mask32(self, x: Aff) -> Aff:
@@ -181,9 +205,10 @@ class Arith:
             return x
         key = ("mask32", self._key(x))
         if key not in self.memo:
-            self.memo[key] = self.lw.inst(ptx.AndOp, ".b64", [self.reg(x),
-                                                               self.lw.imm("b64", "0xFFFFFFFF")],
-                                          "b64")
+            self.memo[key] = self._factor(
+                self.lw.inst(ptx.AndOp, ".b64", [self.reg(x), self.lw.imm("b64", "0xFFFFFFFF")],
+                             "b64"),
+                gcd(self.multiple(x), 2**32))
         return atom(self.memo[key], 0, U32)
 
     def wrap_s32(self, x: Aff) -> Aff:
@@ -194,7 +219,9 @@ class Arith:
             return x
         key = ("wrap", self._key(x))
         if key not in self.memo:
-            self.memo[key] = self.lw.inst(ptx.CvtOp, ".s64.s32", [self.low32(x)], "b64")
+            self.memo[key] = self._factor(
+                self.lw.inst(ptx.CvtOp, ".s64.s32", [self.low32(x)], "b64"),
+                gcd(self.multiple(x), 2**32))
         return atom(self.memo[key], I32_MIN, I32_MAX)
 
     def divmod(self, x: Aff, d: Aff) -> tuple[Aff, Aff]:

@@ -7,8 +7,9 @@ tiles and the products are wgmma.py's.
   traversed row by row (column by column when the view permutes), so neighbouring threads read
   neighbouring columns: contiguous memory for a row-major layout. Each element's address is
   tensor_rules.element_address (all clamp modes, views, blocks); where the layout promises
-  contiguous rows, a uniform run-time alignment test picks a path with one ld.global.v4 per 16
-  bytes of a row (`_vector_condition`, `wgmma.stage_vectors`).
+  16 contiguous bytes are 16 contiguous bytes of the memref (through any rank and a permuting
+  view; Constant clamp keeps or discards them together), a uniform run-time alignment test picks
+  a path with one ld.global.v4 per 16 bytes (`_vector_groups`, `wgmma.stage_vectors`).
 * store_tensor / load_tensor of an accumulator: per element in the wgmma D layout
   (`wgmma.acc_positions`), through a plain box (box_access.py) or as at subgroup scope.
 
@@ -83,49 +84,119 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
         for (r, c), v in zip(pos, vals):
             wg.store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v)
 
-    def group_address(ar, r, c):
-        e = element_address(ar, layout, None, r, c, t.columns, False)
-        return address(ar, buf, e.index, es)
-
-    aligned = _vector_condition(lw, t, buf, layout, view, n, es)
-    if aligned is None:
+    vec = _vector_groups(lw, op, t, buf, layout, view, n, es)
+    if vec is None:
         elements()
-    else:  # 16-byte rows when the tensor's rows are 16-byte aligned at run time (uniform)
+    else:  # 16-byte groups when the memref is 16-byte aligned at run time (uniform)
+        along, aligned = vec
+        fill_word = _fill_word(lw, t, layout, es)
+
+        def group_address(ar, r, c):
+            e = element_address(ar, layout, view, r, c, t.columns, False)
+            a, off = address(ar, buf, e.index, es)
+            keep = ar.and_(e.active, ar.not_(e.discarded))
+            return a, off, keep, fill_word
+
+        def fallback():
+            if es == 2:
+                wg.stage_vectors(lw, op, t, smem, mn, es, n, along, group_address, wide=False)
+            else:
+                elements()
+
         wg.aligned_branch(lw, aligned, lambda: wg.stage_vectors(
-            lw, op, t, smem, mn, es, n, True, group_address), elements)
+            lw, op, t, smem, mn, es, n, along, group_address), fallback)
     wg.end_staging(lw, op)
     lw.vmap[op.result] = wg.StagedTile(t, smem, mn, k, es)
 
 
-def _vector_condition(lw, t, buf, layout, view, n, es):
-    """The run-time predicate under which P = 16/E consecutive matrix columns are P
-    consecutive, 16-byte aligned memref elements (then `wgmma.stage_vectors` may move them as
-    one ld.global.v4.b32), or None when the layout does not promise contiguity at compile time.
-
-    Contiguity: clamp mode Undefined (in-bounds coordinates), no view, Dim 2, block sizes 1,
-    stride (S, 1) with S % P == 0, span[1] % P == 0 (P columns stay in one span row), columns
-    % P == 0, and a memref of fewer than 2^32 - P elements (so the uint32 index cannot wrap
-    between valid elements). Alignment: the index of a group's first element is congruent to
-    offset[1] modulo P, so it is aligned iff (base + E*offset[1]) % 16 == 0 — the same for
-    every thread."""
-    per = 16 // es
-    ints = [b.const if b.is_const else None for b in layout.block_size]
-    st, sp = layout.stride, layout.span
-    size = 1
-    for d in buf.ty.get_shape():
-        size *= d
-    if not buf.ty.has_static_shape():  # unknown size: the uint32 index may wrap
-        size = 0
-    ok = (layout.mode.value == "Undefined" and view is None and len(st) == 2
-          and ints == [1, 1] and st[1].is_const and st[1].const == 1 and st[0].is_const
-          and st[0].const % per == 0 and sp[1].is_const and sp[1].const % per == 0
-          and 0 < size < 2**32 - per
-          and coop.bit_width(buf.ty.element_type) == 8 * es
-          and wg.vector_groups(t.rows, t.columns, es, n, True))
-    if not ok:
+def _fill_word(lw: KernelLowering, t, layout, es: int):
+    """clampValue's low E bytes repeated over a .b32 word (what a discarded group loads)."""
+    if layout.mode.value != "Constant":
         return None
-    return wg.aligned_16(lw, af.add(af.atom(buf.base, 0, af.I64_MAX),
-                                    af.scale(layout.offset[1], es)))
+    bits = layout.clamp_value.const & ((1 << (8 * es)) - 1)
+    word = 0
+    for i in range(4 // es):
+        word |= bits << (8 * es * i)
+    return lw.imm("b32", f"0x{word:08X}")
+
+
+def _vector_groups(lw, op, t, buf, layout, view, n, es):
+    """(along_columns, aligned) when every group of P = 16/E consecutive matrix elements along
+    the matrix's columns (or rows) is P consecutive memref elements whose first index is a
+    multiple of P, and the group is wholly kept or wholly discarded; then `wgmma.stage_vectors`
+    may move each group as one ld.global.v4.b32 when the memref's base is 16-byte aligned (the
+    uniform run-time predicate `aligned`). None when the layout does not promise this at
+    compile time.
+
+    matrixCoordToTensorElement[WithView] (SPV_NV_tensor_addressing) of element (r, c): the
+    linear index L = r*cols + c (no view, or a view without dimensions and without clipping)
+    is split into span coordinates, the last one fastest (through a view: in the order of its
+    permutation). The layout's last dimension is the contiguous one (stride 1, block size 1);
+    it moves with the columns when it is the view's fastest coordinate, with the rows when the
+    coordinates after it in the view's order span exactly `cols` elements. A group starts at a
+    span coordinate that is a multiple of P (span % P == 0), the dimension's offset and extent
+    and every other stride are multiples of P (Arith.multiple), so the P elements share every
+    other coordinate, all are in bounds or none (clamp mode Constant or Undefined: the other
+    modes move out-of-bounds elements apart), and the group's first index (mod 2^32, a multiple
+    of P) is P-aligned. With clamp mode Undefined the offset may be any uniform value (the
+    alignment test then includes it)."""
+    per = 16 // es
+    ar = Arith(lw)
+    last = len(layout.dimension) - 1
+    consts = lambda xs: all(x.is_const for x in xs)  # noqa: E731
+    if op.decode_func is not None or coop.bit_width(buf.ty.element_type) != 8 * es \
+            or layout.mode.value not in ("Undefined", "Constant") \
+            or not layout.clamp_value.is_const \
+            or not all(b.is_const and b.const == 1 for b in layout.block_size) \
+            or not (layout.stride[last].is_const and layout.stride[last].const == 1) \
+            or not (layout.span[last].is_const and layout.span[last].const % per == 0) \
+            or any(ar.multiple(x) % per for x in layout.stride[:last]):
+        return None
+    if layout.mode.value == "Constant" and ar.multiple(layout.dimension[last]) % per:
+        return None
+    first = af.atom(buf.base, 0, af.I64_MAX)
+    if ar.multiple(layout.offset[last]) % per:
+        # An offset not known to be a multiple of P (a loop's K offset, say): with clamp mode
+        # Undefined (no bounds) the groups' first indices are all congruent to it, so the test
+        # becomes (base + E*offset) % 16 == 0; a memref of fewer than 2^32 - P elements keeps
+        # the uint32 index from wrapping inside a group.
+        size = 1
+        for d in buf.ty.get_shape():
+            size *= d
+        if layout.mode.value != "Undefined" or not buf.ty.has_static_shape() \
+                or not 0 < size < 2**32 - per:
+            return None
+        first = af.add(first, af.scale(layout.offset[last], es))
+    along = True
+    if view is not None:
+        ro, rs, co, cs = view.clip
+        if view.has_dims or len(view.perm) != last + 1 or not consts(view.clip) \
+                or ro.const or co.const or rs.const < t.rows or cs.const < t.columns:
+            return None
+        p = view.perm.index(last)
+        after = [layout.span[i] for i in view.perm[p + 1:]]
+        if not consts(after):
+            return None
+        inner = 1
+        for x in after:
+            inner *= x.const
+        if inner == 1:
+            along = True
+        elif inner == t.columns:
+            along = False
+        else:
+            return None
+        # the span coordinates are the view's coordinates only when Π span < 2^32 (no wrap)
+        if not consts(layout.span):
+            return None
+        total = 1
+        for x in layout.span:
+            total *= x.const
+        if total >= 2**32:
+            return None
+    if not wg.vector_groups(t.rows, t.columns, es, n, along):
+        return None
+    return along, wg.aligned_16(lw, first)
 
 
 def store_tensor_workgroup(lw: KernelLowering, op: nv2.StoreTensorOp) -> None:

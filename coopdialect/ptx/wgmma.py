@@ -228,8 +228,43 @@ def store_staged(lw: KernelLowering, ar: Arith, smem: SSAValue, tile_mn: int, es
     lw.emit(ptx.StOp(f".shared.b{8 * es}", smem_reg(lw, ar, smem, off), off.const, [v]))
 
 
+def _sibling_loop_slot(op) -> tuple | None:
+    """Where a staged tile may reuse another loop's: (the block holding op's innermost scf.for,
+    op's place among that loop body's staged loads, ...) when every use of op's result is in
+    the loop's body. Two scf.for ops of one block run one after the other, so the tiles their
+    bodies stage are never live at once (each is rewritten after a barrier, as from one
+    iteration to the next)."""
+    loop = op.parent_op()
+    while loop is not None and not isinstance(loop, scf.ForOp):
+        loop = loop.parent_op()
+    if loop is None or loop.parent_block() is None:
+        return None
+    body = loop.body
+    for use in op.result.uses:
+        anc = use.operation
+        while anc is not None and anc is not loop:
+            anc = anc.parent_op()
+        if anc is None:
+            return None
+    staged = [o for o in body.walk() if is_staged(o)]
+    return (id(loop.parent_block()), staged.index(op))
+
+
 def stage_buffer(lw: KernelLowering, op, size: int) -> SSAValue:
-    """A new 128-byte aligned `.shared` tile of `size` bytes; an error past the static limit."""
+    """A 128-byte aligned `.shared` tile of `size` bytes: a new one, or the one a staged load of
+    an earlier sibling loop used in the same place (`_sibling_loop_slot`); an error past the
+    static limit."""
+    slot = _sibling_loop_slot(op)
+    pool = lw.__dict__.setdefault("_stage_pool", {})
+    if slot is not None and (*slot, size) in pool:
+        return pool[(*slot, size)]
+    buf = _new_stage_buffer(lw, op, size)
+    if slot is not None:
+        pool[(*slot, size)] = buf
+    return buf
+
+
+def _new_stage_buffer(lw: KernelLowering, op, size: int) -> SSAValue:
     if lw.shared_bytes + size > STATIC_SHARED_BYTES:
         raise op_error(op, f"staging this operand needs {lw.shared_bytes + size} bytes of shared "
                            f"memory in all, more than the {STATIC_SHARED_BYTES} of static shared "
@@ -281,10 +316,13 @@ def vector_groups(rows: int, cols: int, es: int, n: int, along_columns: bool) ->
 
 
 def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn: int, es: int,
-                  n: int, along_columns: bool, group_address) -> None:
+                  n: int, along_columns: bool, group_address, wide: bool = True) -> None:
     """Each thread moves 16-byte groups of 16/E consecutive elements, along the matrix's columns
     (`along_columns`) or rows: one `ld.v4.b32` from `group_address(ar, row, col)` (the first
-    element's register and byte offset, 16-byte aligned), then one `st.shared.v4.b32` when the
+    element's register and byte offset, 16-byte aligned; or (register, offset, keep, fill):
+    where the predicate `keep` fails, the group is four `.b32` fill words; `wide` False: eight
+    `ld.b16` of the same group, for a 2-byte component whose base is not 16-byte aligned: the
+    same addresses, so the two paths hold no registers apart), then one `st.shared.v4.b32` when the
     group runs along K (16 contiguous bytes of a core-matrix row), else one `st.shared` per
     element (consecutive M/N rows: 16 bytes apart, SBO past each 8 rows)."""
     ar = Arith(lw)
@@ -297,10 +335,25 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
                                                                n, True)]
     is_a = t.use_value == Use.MatrixA
     along_k = along_columns == is_a
+    buf = lw.vmap[op.pointer]
     for r, c in groups:
-        a, off = group_address(ar, r, c)
-        words = lw.emit(ptx.LdOp(f".{lw.vmap[op.pointer].space}.v4.b32", a, off,
-                                 [ptx.B32] * 4)).outs
+        got = group_address(ar, r, c)
+        a, off = got[:2]
+        keep = got[2] if len(got) > 2 else True
+        if keep is not True:
+            # a discarded group reads the memref's first 16 bytes instead (aligned, no fault),
+            # then takes the fill words
+            if off:
+                a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
+            a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
+        if wide:
+            words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
+        else:  # the same group, element by element (a base that is not 16-byte aligned)
+            halves = [lw.emit(ptx.LdOp(f".{buf.space}.b16", a, off + 2 * i, [ptx.B16])).outs[0]
+                      for i in range(8)]
+            words = [lw.emit(ptx.PackOp(".b32", halves[i:i + 2], ptx.B32)).out for i in (0, 2, 4, 6)]
+        if keep is not True:
+            words = [lw.inst(ptx.SelpOp, ".b32", [w, got[3], keep], "b32") for w in words]
         m_, k_ = (r, c) if is_a else (c, r)
         so = smem_offset(ar, m_, k_, mn, es)
         sa = smem_reg(lw, ar, smem, so)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, MemRefType, ModuleOp, SymbolRefAttr
 from xdsl.traits import SymbolTable
 
 from coopdialect.dialects.coop_kernel import dispatch_grid, scalar_value
@@ -135,14 +135,51 @@ def kernel_arguments(fn: func.FuncOp, args: Sequence[object]) -> list[object]:
     return out
 
 
+def _symbols(attr, out: set[str]) -> None:
+    if isinstance(attr, SymbolRefAttr):
+        out.add(attr.root_reference.data)
+    elif isinstance(attr, ArrayAttr):
+        for a in attr.data:
+            _symbols(a, out)
+    elif isinstance(attr, DictionaryAttr):
+        for a in attr.data.values():
+            _symbols(a, out)
+
+
+def kernel_module(module: ModuleOp, kernel: str) -> ModuleOp:
+    """A clone of `module` holding, of its functions, only `kernel` and those it names through
+    symbol references (calls, per-element and reduction functions, DecodeFuncs: transitively);
+    every other top-level op is kept. What a device compiles for one launch: another kernel of
+    the module may need what the device lacks, and a driver compiles no more than is run (the
+    H200's Vulkan driver faults compiling one attention kernel beside another in one module,
+    not alone). `module` itself is unchanged."""
+    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    keep, todo = set(), [kernel]
+    while todo:
+        name = todo.pop()
+        if name in keep or name not in funcs:
+            continue
+        keep.add(name)
+        refs: set[str] = set()
+        for op in funcs[name].walk():
+            for a in (*op.attributes.values(), *op.properties.values()):
+                _symbols(a, refs)
+        todo += sorted(refs - keep)
+    out = module.clone()
+    for op in list(out.ops):
+        if isinstance(op, func.FuncOp) and op.sym_name.data not in keep:
+            out.body.block.erase_op(op)
+    return out
+
+
 def run_kernel(module: ModuleOp, kernel: str, args: Sequence[object],
                grid: tuple[int, int, int] | None = None, device: str | Device = "interp", *,
                pipeline: str | None = None, check: bool = False, bench: int = 0,
                flops: float | None = None, tolerance_ulp: float | None = None,
                subgroup_size: int = 32) -> RunReport:
-    """Compile `module` for `device`, run `kernel` over `grid` workgroups on `args` (one per
-    kernel argument: numpy arrays for memrefs, updated in place with the device's results;
-    Python or numpy numbers for scalars).
+    """Compile `module`'s `kernel` (`kernel_module`: it and what it calls) for `device`, run it
+    over `grid` workgroups on `args` (one per kernel argument: numpy arrays for memrefs, updated
+    in place with the device's results; Python or numpy numbers for scalars).
 
     * `grid`: None for the grid the kernel declares (`coop.grid`, from its scalar arguments).
     * `pipeline`: coop-opt passes run first (the device's conversion is appended when needed).
@@ -165,7 +202,7 @@ def run_kernel(module: ModuleOp, kernel: str, args: Sequence[object],
                                      else {})) if own else device
         try:
             report = RunReport(dev.name)
-            program = dev.compile(module, pipeline)
+            program = dev.compile(kernel_module(module, kernel), pipeline)
             on_device = [dev.upload(a) if i in arrays else a for i, a in enumerate(inputs)]
             dev.launch(program, kernel, on_device, grid)
             for i in arrays:
