@@ -147,14 +147,20 @@ def attention_tables(rows: list[dict]) -> list[str]:
     out = [f"Attention forward (`benchmarks/results/attention.json`; {_header(rows)}): "
            "`examples/attention.mlir`'s kernels (op-by-op lowering, no TMA pipeline yet) against "
            "torch's scaled_dot_product_attention, the fastest of its backends; TFLOP/s "
-           "(4·B·H·S²·D, halved when causal); error: the worst |error| / bound over O and LSE.", "",
-           "| dtype | B x H x S | D | causal | backend | coop | torch (fastest) | TFLOP/s | ratio | error / bound |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "(4·B·H·S²·D, halved when causal); error: the worst |error| / bound over O and LSE."]
+    steps = list(dict.fromkeys(r.get("lowering", "") for r in rows))
+    if len(steps) > 1:  # rows measured at different steps of the lowering say which
+        out[0] += (" The lowering column names the step of `What each step bought` a row was "
+                   "measured at (" + ", ".join(s for s in steps if s) + ").")
+    out += ["", "| dtype | B x H x S | D | causal | backend | coop | torch (fastest) | TFLOP/s | ratio "
+            "| error / bound |" + (" lowering |" if len(steps) > 1 else ""),
+            "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if len(steps) > 1 else "")]
     for r in rows:
         out.append(f"| {r['dtype']} | {r['batch']} x {r['heads']} x {r['m']} | {r['n']} | "
                    f"{'yes' if r['causal'] else 'no'} | {r['backend']} | {r['tflops']:.1f} | "
                    f"{r['baseline']} | {r['baseline_tflops']:.1f} | {r['ratio']:.3f} | "
-                   f"{r['error_bound_ratio']:.2f} |")
+                   f"{r['error_bound_ratio']:.2f} |"
+                   + (f" {r.get('lowering', '')} |" if len(steps) > 1 else ""))
     return out
 
 

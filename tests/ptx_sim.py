@@ -239,10 +239,12 @@ def _mma(lanes) -> list:
             for lane in range(32)]
 
 
-def _smem_matrix(shared, desc: int, rows: int, t: str) -> np.ndarray:
+def _smem_matrix(shared, desc: int, rows: int, t: str, mn_major: bool = False) -> np.ndarray:
     """rows x (32 bytes of K) elements of type t of a K-major, no-swizzle operand described by
     `desc`: element (r, k) at byte kb = k*E of its row, start + (r/8)*SBO + (kb/16)*LBO +
-    (r%8)*16 + kb%16 (PTX ISA 9.7.15.5.1.2)."""
+    (r%8)*16 + kb%16 (PTX ISA 9.7.15.5.1.2); MN-major (imm-trans 1, 2-byte types): the
+    canonical layout ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)) with T = 8, element (r, k) at
+    start + (r/8)*SBO + (k/8)*LBO + (k%8)*16 + (r%8)*2."""
     start = (desc & 0x3FFF) << 4
     lbo = ((desc >> 16) & 0x3FFF) << 4
     sbo = ((desc >> 32) & 0x3FFF) << 4
@@ -254,6 +256,8 @@ def _smem_matrix(shared, desc: int, rows: int, t: str) -> np.ndarray:
         for k in range(32 // es):
             kb = k * es
             off = start + (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
+            if mn_major:
+                off = start + (r // 8) * sbo + (k // 8) * lbo + (k % 8) * 16 + (r % 8) * 2
             if off < 16 or off + es > len(shared):
                 raise SimError(f"wgmma operand byte {off} outside shared memory")
             bits = int.from_bytes(bytes(shared[off:off + es]), "little")
@@ -272,10 +276,14 @@ def _wgmma(group, shared) -> list:
     dt, at, bt = [x for x in tokens[1:] if x != "satfinite"]
     integer = dt == "s32"
     regs_a = isinstance(da, list)
-    want = "1" if integer else "1,1,1,0" if regs_a else "1,1,1,0,0"
-    if imms.replace(" ", "") != want or dt not in ("f32", "s32") or (sat and not integer) \
-            or (regs_a and integer):
+    flags = imms.replace(" ", "").split(",")
+    trans = [] if integer else flags[3:]
+    if flags[:3] != (["1"] if integer else ["1", "1", "1"]) or len(trans) != (0 if integer else 1 if regs_a else 2) \
+            or any(x not in ("0", "1") for x in trans) \
+            or dt not in ("f32", "s32") or (sat and not integer) or (regs_a and integer):
         raise SimError(f"simulator lacks wgmma{mods} {imms}")
+    trans_a = not regs_a and not integer and trans[0] == "1"
+    trans_b = not integer and trans[-1] == "1"
     for s in group:
         if (not regs_a and s[3] != da) or s[4] != db:
             raise SimError("wgmma descriptors differ between threads of a warpgroup")
@@ -289,8 +297,8 @@ def _wgmma(group, shared) -> list:
                 A[r, col] = float(_fval(bits & 0xFFFF, at))
                 A[r, col + 1] = float(_fval(bits >> 16, at))
     else:
-        A = _smem_matrix(shared, da, 64, at)
-    Bt = _smem_matrix(shared, db, n, bt)  # N x K
+        A = _smem_matrix(shared, da, 64, at, trans_a)
+    Bt = _smem_matrix(shared, db, n, bt, trans_b)  # N x K
     D = np.zeros((64, n), object if integer else np.float64)
     for tid, s in enumerate(group):
         w, lane = tid >> 5, tid & 31

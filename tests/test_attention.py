@@ -105,16 +105,18 @@ def _ptx_kernel(text, name):
 @pytest.mark.parametrize("cfg,s,causal,shift", [
     (AttentionConfig(16, "f16", 64, 32, 128), 40, True, 0),
     (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0),
-    (AttentionConfig(32, "f16", 64, 16, 128), 70, True, 2)],
-    ids=["d16_bn32_causal", "d32_bn16_bf16", "d32_bn16_causal_unaligned"])
+    (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 0),
+    (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 2)],
+    ids=["d16_bn32_causal", "d32_bn16_bf16", "d64_bn16_causal", "d64_bn16_causal_unaligned"])
 def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
     """The op-by-op PTX (wgmma QKᵀ, Row reductions in registers, P·V with A in registers,
     ex2.approx modelled as the exact value rounded once, as the interpreter's exp2) on the
     simulator: bit for bit the interpreter's O and LSE, with a cut key block and both masks.
-    Q, K and V are staged 16 bytes at a time (rows past S discarded as whole groups); `shift`
-    moves them off 16-byte alignment, which takes the element-by-element path of the same
-    groups. At S = 70, causal, the second query block has four unmasked key blocks before the
-    masked one."""
+    At D = 64 Q, K and V are staged 16 bytes at a time (rows past S discarded as whole groups;
+    V's groups run along N, so its tile is MN-major and P·V transposes B); `shift` moves them
+    off 16-byte alignment, which takes the element-by-element path of the same groups. At
+    S = 70, causal, the second query block has four unmasked key blocks before the masked
+    one."""
     import ptx_sim
 
     rng = np.random.default_rng(11)

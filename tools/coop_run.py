@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, buf in results:
         if not isinstance(buf, np.ndarray):
             continue
-        checksum = float(np.sum(buf.astype(np.float64)))
+        checksum = float(np.sum(buf, dtype=np.float64))  # no float64 copy of the buffer
         print(f"%{name}: {buf.dtype}{list(buf.shape)} sum={checksum:.17g}")
     if report is not None:
         print("\n".join(report.lines()))

@@ -320,8 +320,20 @@ def _check_component(t: Attribute, inst: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+# Parameter kinds an enum property may carry: literals, and a Scope <id> (MakePointerAvailable /
+# MakePointerVisible of MemoryAccess), written as the Scope's name ("Workgroup"): the writer
+# emits the constant, the reader reads it back from the constant the <id> names.
+PARAM_KINDS = ("LiteralInteger", "IdScope")
+
+
+def _param(p: str) -> int:
+    return ENUMS["Scope"][p][0] if p in ENUMS["Scope"] else int(p, 0)
+
+
 def parse_enum_operand(kind: str, text: str) -> list[tuple[str, list[int]]]:
-    """Split an enum property (`"Aligned(16)|Nontemporal"`) into (enumerant, literal params).
+    """Split an enum property (`"Aligned(16)|Nontemporal"`,
+    `"MakePointerAvailable(Workgroup)|NonPrivatePointer"`) into (enumerant, params): literals,
+    and Scope values for IdScope parameters.
 
     Raises VerifyException for a name that is not an enumerant of `kind` or a wrong parameter count.
     """
@@ -334,15 +346,16 @@ def parse_enum_operand(kind: str, text: str) -> list[tuple[str, list[int]]]:
                 raise VerifyException(f"malformed {kind} operand '{text}'")
             part, _, rest = part.partition("(")
             try:
-                params = [int(p, 0) for p in rest[:-1].split(",") if p.strip()]
-            except ValueError:
+                params = [_param(p.strip()) for p in rest[:-1].split(",") if p.strip()]
+            except (ValueError, KeyError):
                 raise VerifyException(f"malformed {kind} operand '{text}'") from None
         if part not in ENUMS[kind]:
             raise VerifyException(f"'{part}' is not a SPIR-V {kind} enumerant")
         expected = ENUMS[kind][part][3]
-        if len(expected) != len(params) or any(k != "LiteralInteger" for k, _ in expected):
+        if len(expected) != len(params) or any(k not in PARAM_KINDS for k, _ in expected):
             raise VerifyException(f"{kind} '{part}' takes {len(expected)} parameter(s) of kinds "
-                                  f"{[k for k, _ in expected]}; only literal parameters are supported")
+                                  f"{[k for k, _ in expected]}; only literal and scope "
+                                  "parameters are supported")
         out.append((part, params))
     return out
 

@@ -85,10 +85,12 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
             wg.store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v)
 
     vec = _vector_groups(lw, op, t, buf, layout, view, n, es)
+    mn_major = False
     if vec is None:
         elements()
     else:  # 16-byte groups when the memref is 16-byte aligned at run time (uniform)
         along, aligned = vec
+        mn_major = wg.mn_major_groups(t, es, along)
         fill_word = _fill_word(lw, t, layout, es)
 
         def group_address(ar, r, c):
@@ -99,14 +101,15 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
 
         def fallback():
             if es == 2:
-                wg.stage_vectors(lw, op, t, smem, mn, es, n, along, group_address, wide=False)
+                wg.stage_vectors(lw, op, t, smem, mn, es, n, along, group_address, wide=False,
+                                 mn_major=mn_major)
             else:
                 elements()
 
         wg.aligned_branch(lw, aligned, lambda: wg.stage_vectors(
-            lw, op, t, smem, mn, es, n, along, group_address), fallback)
+            lw, op, t, smem, mn, es, n, along, group_address, mn_major=mn_major), fallback)
     wg.end_staging(lw, op)
-    lw.vmap[op.result] = wg.StagedTile(t, smem, mn, k, es)
+    lw.vmap[op.result] = wg.StagedTile(t, smem, mn, k, es, mn_major)
 
 
 def _fill_word(lw: KernelLowering, t, layout, es: int):

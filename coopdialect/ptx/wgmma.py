@@ -15,7 +15,10 @@
   one instruction — 32 bytes of K: 16 f16/bf16 or 32 8-bit elements. Byte kb = (k mod slice)·E
   of row mn (the M index for A, N for B; E the component bytes) of slice s lies at
   s·MN·32 + (mn/8)·SBO + (kb/16)·LBO + (mn%8)·16 + kb%16, LBO = 128, SBO = 256 (PTX ISA
-  9.7.15.5.1.2). Thread t stages the elements t + j·n of the matrix, row by row (column by
+  9.7.15.5.1.2). A 2-byte operand moved in 16-byte groups along M/N is staged MN-major instead
+  (core matrices of 8 K rows × 16 bytes of M/N, the same LBO and SBO; wgmma's imm-trans 1):
+  element (mn, k) of slice s at s·MN·32 + (mn/8)·SBO + ((k%16)/8)·LBO + (k%8)·16 + (mn%8)·2,
+  so each group is one st.shared.v4 (`StagedTile.mn_major`, `mn_major_groups`). Thread t stages the elements t + j·n of the matrix, row by row (column by
   column for ColumnMajor), so neighbouring threads read neighbouring addresses. Sequence:
   `bar.sync` (earlier wgmmas have read the tile), `ld` + `st.shared`, `fence.proxy.async`
   (the async proxy must see generic-proxy writes), `bar.sync`; consecutive staged loads share
@@ -156,6 +159,7 @@ class StagedTile:
     mn: int  # M (A) or N (B)
     k: int
     es: int  # component bytes (2 or 1)
+    mn_major: bool = False  # 16-byte core-matrix rows along M/N (wgmma imm-trans-a/b = 1)
 
 
 def operand_extents(op, t: coop.MatrixType) -> tuple[int, int, int]:
@@ -200,8 +204,17 @@ def traversal(lw: KernelLowering, op, rows: int, cols: int, n: int,
     return out
 
 
-def smem_offset(ar: Arith, m_: Aff, k_: Aff, mn: int, es: int) -> Aff:
-    """Byte offset of element (mn, k) in a staged tile (module docstring)."""
+def smem_offset(ar: Arith, m_: Aff, k_: Aff, mn: int, es: int, mn_major: bool = False) -> Aff:
+    """Byte offset of element (mn, k) in a staged tile (module docstring); `mn_major`: the
+    MN-major no-swizzle form of 2-byte components, core matrices of 8 K rows x 16 bytes of
+    MN, element (mn, k) of a slice at (mn/8)*SBO + ((k%16)/8)*LBO + (k%8)*16 + (mn%8)*2 (PTX
+    ISA 9.7.15.5.1.2, canonical layout ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)))."""
+    if mn_major:
+        ks, kr = ar.divmod(k_, af.const(SLICE_BYTES // es))
+        kh, kl = ar.divmod(kr, af.const(8))
+        mh, ml = ar.divmod(m_, af.const(8))
+        return af.add(af.add(af.scale(ks, mn * SLICE_BYTES), af.scale(mh, SBO)),
+                      af.add(af.add(af.scale(kh, LBO), af.scale(kl, 16)), af.scale(ml, es)))
     ks, kr = ar.divmod(k_, af.const(SLICE_BYTES // es))
     kh, kl = ar.divmod(kr, af.const(16 // es))
     mh, ml = ar.divmod(m_, af.const(8))
@@ -221,10 +234,10 @@ def smem_reg(lw: KernelLowering, ar: Arith, smem: SSAValue, off: Aff) -> SSAValu
 
 
 def store_staged(lw: KernelLowering, ar: Arith, smem: SSAValue, tile_mn: int, es: int,
-                 use: Use, r: Aff, c: Aff, v: SSAValue) -> None:
+                 use: Use, r: Aff, c: Aff, v: SSAValue, mn_major: bool = False) -> None:
     """`st.shared` of matrix element (r, c) of an A (M x K) or B (K x N) into its tile."""
     m_, k_ = (r, c) if use == Use.MatrixA else (c, r)
-    off = smem_offset(ar, m_, k_, tile_mn, es)
+    off = smem_offset(ar, m_, k_, tile_mn, es, mn_major)
     lw.emit(ptx.StOp(f".shared.b{8 * es}", smem_reg(lw, ar, smem, off), off.const, [v]))
 
 
@@ -315,8 +328,29 @@ def vector_groups(rows: int, cols: int, es: int, n: int, along_columns: bool) ->
     return (rows * cols // per) % n == 0 and (n % fast == 0 or fast % n == 0)
 
 
+def _bank_order(lw: KernelLowering, lines: int, across: int, n: int) -> list | None:
+    """(line, group) of each 16-byte group thread t moves, e = t + j*n, in the order that keeps
+    `st.shared.v4` free of bank conflicts: a group is one 16-byte row of a core matrix (K-major
+    or MN-major alike), the 8 rows of a core matrix are 8 consecutive lines, and 8 consecutive
+    threads (one phase of a 16-byte store) take those 8 lines at the same group: e%8 is the
+    line within 8, (e/8) % across the group, e/(8*across) the line's block of 8. Global reads
+    stay in runs: each 8 threads read 16 bytes of 8 lines, the next 8 the next 16 bytes. None
+    when the lines do not come in 8s or the groups do not split evenly over n threads."""
+    if lines % 8 or n % 8 or (lines * across) % n:
+        return None
+    ar = Arith(lw)
+    t = af.atom(lw.cached("u64 linear tid", lambda: lw.u64(lw.linear_tid(), True)), 0, n - 1)
+    t8, lo = ar.divmod(t, af.const(8))
+    out = []
+    for j in range(lines * across // n):
+        hi, g = ar.divmod(af.add(t8, af.const(j * (n // 8))), af.const(across))
+        out.append((af.add(af.scale(hi, 8), lo), g))
+    return out
+
+
 def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn: int, es: int,
-                  n: int, along_columns: bool, group_address, wide: bool = True) -> None:
+                  n: int, along_columns: bool, group_address, wide: bool = True,
+                  mn_major: bool = False) -> None:
     """Each thread moves 16-byte groups of 16/E consecutive elements, along the matrix's columns
     (`along_columns`) or rows: one `ld.v4.b32` from `group_address(ar, row, col)` (the first
     element's register and byte offset, 16-byte aligned; or (register, offset, keep, fill):
@@ -324,10 +358,16 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
     `ld.b16` of the same group, for a 2-byte component whose base is not 16-byte aligned: the
     same addresses, so the two paths hold no registers apart), then one `st.shared.v4.b32` when the
     group runs along K (16 contiguous bytes of a core-matrix row), else one `st.shared` per
-    element (consecutive M/N rows: 16 bytes apart, SBO past each 8 rows)."""
+    element (consecutive M/N rows: 16 bytes apart, SBO past each 8 rows) — unless the tile is
+    MN-major (`mn_major_groups`), where a group along M/N is one 16-byte core-matrix row too."""
     ar = Arith(lw)
     per = 16 // es
-    if along_columns:
+    lines, across = (t.rows, t.columns // per) if along_columns else (t.columns, t.rows // per)
+    order = _bank_order(lw, lines, across, n)
+    if order is not None:
+        groups = [(line, af.scale(g, per)) if along_columns else (af.scale(g, per), line)
+                  for line, g in order]
+    elif along_columns:
         groups = [(r, af.scale(g, per)) for r, g in traversal(lw, op, t.rows, t.columns // per,
                                                                n, False)]
     else:
@@ -355,9 +395,9 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
         if keep is not True:
             words = [lw.inst(ptx.SelpOp, ".b32", [w, got[3], keep], "b32") for w in words]
         m_, k_ = (r, c) if is_a else (c, r)
-        so = smem_offset(ar, m_, k_, mn, es)
+        so = smem_offset(ar, m_, k_, mn, es, mn_major)
         sa = smem_reg(lw, ar, smem, so)
-        if along_k:
+        if along_k or mn_major:
             lw.emit(ptx.StOp(".shared.v4.b32", sa, so.const, list(words)))
             continue
         vals = []
@@ -369,6 +409,14 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
                                for i in (1, 2, 3)]
         for i, v in enumerate(vals):
             lw.emit(ptx.StOp(f".shared.b{8 * es}", sa, so.const + i // 8 * SBO + i % 8 * 16, [v]))
+
+
+def mn_major_groups(t: coop.MatrixType, es: int, along_columns: bool) -> bool:
+    """Whether 16-byte groups along the matrix's columns (rows) run along M/N and the tile is
+    staged MN-major for them: 2-byte components only (wgmma transposes f16/bf16 operands, not
+    8-bit ones)."""
+    along_k = along_columns == (t.use_value == Use.MatrixA)
+    return not along_k and es == 2
 
 
 def aligned_branch(lw: KernelLowering, aligned: SSAValue, vectors, elements) -> None:
@@ -415,31 +463,35 @@ def load_workgroup(lw: KernelLowering, op: coop.LoadOp) -> None:
                f"({len(pos)} elements per invocation), {layout.value}")
     begin_staging(lw, op)
 
+    along = {Layout.RowMajor: True, Layout.ColumnMajor: False}.get(layout)
+    vector = along is not None and stride.const is not None and int(stride.const) * es % 16 == 0 \
+        and vector_groups(t.rows, t.columns, es, n, along)
+    mn_major = vector and mn_major_groups(t, es, along)
+
     def elements():
         addrs = element_addresses(lw, op, buf, offset, stride, layout, t, pos)
         vals = load_values(lw, buf, t.element_type, addrs)
         ar = Arith(lw)
         for (r, c), v in zip(pos, vals):
-            store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v)
+            store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v, mn_major)
 
     def group_address(ar, r, c):
         reg, offs = element_addresses(lw, op, buf, offset, stride, layout, t, [(r, c)])[0]
         return reg, offs[0]
 
-    along = {Layout.RowMajor: True, Layout.ColumnMajor: False}.get(layout)
-    if along is not None and stride.const is not None and int(stride.const) * es % 16 == 0 \
-            and vector_groups(t.rows, t.columns, es, n, along):
+    if vector:
         # 16-byte groups when the matrix's first element is 16-byte aligned at run time
         # (uniform: Pointer and offset are the same for every invocation); rows (columns) of a
         # stride of 16 bytes keep every group aligned.
         first = af.add(af.atom(buf.base, 0, af.I64_MAX), af.scale(scalar_aff(lw, offset), es))
         aligned_branch(lw, aligned_16(lw, first),
-                       lambda: stage_vectors(lw, op, t, smem, mn, es, n, along, group_address),
+                       lambda: stage_vectors(lw, op, t, smem, mn, es, n, along, group_address,
+                                             mn_major=mn_major),
                        elements)
     else:
         elements()
     end_staging(lw, op)
-    lw.vmap[op.result] = StagedTile(t, smem, mn, k, es)
+    lw.vmap[op.result] = StagedTile(t, smem, mn, k, es, mn_major)
 
 
 def store_workgroup(lw: KernelLowering, op: coop.StoreOp) -> None:
@@ -603,7 +655,10 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
                 if (s, n0) not in b_descs:
                     b_descs[s, n0] = _advanced(lw, db, s * b.mn * SLICE_BYTES + n0 // 8 * SBO)
                 steps.append((j, n0, w, dsa, b_descs[s, n0]))
-    imms = "1" if integer else "1, 1, 1, 0" if in_regs else "1, 1, 1, 0, 0"
+    # imm-trans-a/b: 1 for a tile staged MN-major (f16/bf16 only; 8-bit tiles are K-major)
+    ta_ = int(not in_regs and a.mn_major)
+    imms = "1" if integer else f"1, 1, 1, {int(b.mn_major)}" if in_regs else \
+        f"1, 1, 1, {ta_}, {int(b.mn_major)}"
     lw.emit(ptx.WgmmaFenceOp())
     for j, n0, w, dsa, dsb in steps:
         part = regs[j][n0 // 2:(n0 + w) // 2]

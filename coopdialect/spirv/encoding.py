@@ -30,23 +30,36 @@ def decode_string(words: Sequence[int], pos: int) -> tuple[str, int]:
     raise ValueError("unterminated string")
 
 
-def encode_enum(kind: str, text: str) -> list[int]:
+def encode_enum(kind: str, text: str, scope_id: Callable[[int], object] | None = None) -> list:
     """Encode an enum operand text ("A|B(3)") of grammar kind `kind`: the value word, then the
-    parameters of each named enumerant (bits in increasing value order for a BitEnum)."""
+    parameters of each named enumerant (bits in increasing value order for a BitEnum). An IdScope
+    parameter (a Scope name in the text) becomes `scope_id(value)`, the <id> of a constant
+    holding it; ValueError without `scope_id`."""
     from coopdialect.dialects.spirv_types import parse_enum_operand
+
+    def words_of(name: str, params: list[int]) -> list:
+        out = []
+        for (pkind, _), p in zip(ENUMS[kind][name][3], params):
+            if pkind == "IdScope":
+                if scope_id is None:
+                    raise ValueError(f"{kind} {name}: a scope parameter needs an <id> here")
+                out.append(scope_id(p))
+            else:
+                out.append(p)
+        return out
 
     items = parse_enum_operand(kind, text)
     if OPERAND_KINDS[kind] == "ValueEnum":
         if len(items) != 1:
             raise ValueError(f"{kind} takes one enumerant, got '{text}'")
         name, params = items[0]
-        return [ENUMS[kind][name][0], *params]
+        return [ENUMS[kind][name][0], *words_of(name, params)]
     value = 0
-    params_by_bit: list[tuple[int, list[int]]] = []
+    params_by_bit: list[tuple[int, list]] = []
     for name, params in items:
         v = ENUMS[kind][name][0]
         value |= v
-        params_by_bit.append((v, params))
+        params_by_bit.append((v, words_of(name, params)))
     words = [value]
     for _, params in sorted(params_by_bit):
         words.extend(params)
@@ -69,9 +82,12 @@ def enumerant_name(kind: str, value: int) -> str | None:
     return _NAME_CACHE[kind].get(value)
 
 
-def decode_enum(kind: str, words: Sequence[int], pos: int) -> tuple[str, int]:
-    """Decode an enum operand at `pos` to its text form; returns (text, words consumed).
-    Raises ValueError for an unknown value or a parameter that is not a literal."""
+def decode_enum(kind: str, words: Sequence[int], pos: int,
+                scope_of: Callable[[int], int | None] | None = None) -> tuple[str, int]:
+    """Decode an enum operand at `pos` to its text form; returns (text, words consumed). An
+    IdScope parameter is written as the name of the Scope that `scope_of(<id>)` finds in the
+    constant the <id> names. Raises ValueError for an unknown value, or a parameter that is
+    neither a literal nor (with `scope_of`) the <id> of a Scope constant."""
     value = words[pos]
     used = 1
     if OPERAND_KINDS[kind] == "ValueEnum":
@@ -92,11 +108,19 @@ def decode_enum(kind: str, words: Sequence[int], pos: int) -> tuple[str, int]:
         params = ENUMS[kind][name][3]
         vals = []
         for pkind, _ in params:
-            if pkind != "LiteralInteger":
+            if pkind not in ("LiteralInteger", "IdScope") or (pkind == "IdScope" and scope_of is None):
                 raise ValueError(f"{kind} {name} has a {pkind} parameter (unsupported)")
             if pos + used >= len(words):
                 raise ValueError(f"missing parameter of {kind} {name}")
-            vals.append(words[pos + used])
+            if pkind == "IdScope":
+                scope = scope_of(words[pos + used])
+                sname = None if scope is None else enumerant_name("Scope", scope)
+                if sname is None:
+                    raise ValueError(f"{kind} {name}: its scope <id> {words[pos + used]} is not "
+                                     "a constant holding a Scope")
+                vals.append(sname)
+            else:
+                vals.append(words[pos + used])
             used += 1
         parts.append(name + (f"({', '.join(map(str, vals))})" if vals else ""))
     return "|".join(parts), used
@@ -113,7 +137,8 @@ def has_result(opname: str) -> tuple[bool, bool]:
     return "IdResultType" in kinds, "IdResult" in kinds
 
 
-def encode_operands(opname: str, items: Sequence[object], id_of: Callable[[object], object]) -> list[object]:
+def encode_operands(opname: str, items: Sequence[object], id_of: Callable[[object], object],
+                    scope_id: Callable[[int], object] | None = None) -> list[object]:
     """Encode `items` (see `SpirvInstruction.spirv_operands`) following the grammar operand list.
 
     Id operands go through `id_of` (which may return a placeholder); ints are literals; strings
@@ -155,7 +180,7 @@ def encode_operands(opname: str, items: Sequence[object], id_of: Callable[[objec
             elif kind == "LiteralString":
                 out.extend(encode_string(item))  # type: ignore[arg-type]
             elif cat in ("ValueEnum", "BitEnum"):
-                out.extend(encode_enum(kind, item[2]))  # type: ignore[index]
+                out.extend(encode_enum(kind, item[2], scope_id))  # type: ignore[index]
             else:
                 out.append(item & 0xFFFFFFFF)  # type: ignore[operator]
             i += 1
@@ -166,7 +191,8 @@ def encode_operands(opname: str, items: Sequence[object], id_of: Callable[[objec
     return out
 
 
-def decode_operands(opname: str, words: Sequence[int]) -> list[tuple[str, object]]:
+def decode_operands(opname: str, words: Sequence[int],
+                    scope_of: Callable[[int], int | None] | None = None) -> list[tuple[str, object]]:
     """Split the operand words of `opname` (after result type/id) into (kind, value) pairs:
     ids as ("id", n), literals ("lit", n), strings ("str", s), enums ("enum", (kind, text)).
     Raises ValueError for too few / too many words or unsupported operand kinds."""
@@ -185,7 +211,7 @@ def decode_operands(opname: str, words: Sequence[int]) -> list[tuple[str, object
                 out.append(("str", s))
                 pos += n
             elif cat in ("ValueEnum", "BitEnum"):
-                text, n = decode_enum(kind, words, pos)
+                text, n = decode_enum(kind, words, pos, scope_of)
                 out.append(("enum", (kind, text)))
                 pos += n
             elif kind in ("LiteralInteger", "LiteralContextDependentNumber"):

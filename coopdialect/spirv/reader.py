@@ -770,7 +770,7 @@ class _Reader:
         if cls in TENSOR_MEMORY_OPS:  # <id> parameters of an enumerant (Tensor Addressing Operands)
             new = decode_tensor_memory(cls, result_types, ws[n:], lambda w: operand("id", w))
         else:
-            items = [operand(k, v) for k, v in decode_operands(op, ws[n:])]
+            items = [operand(k, v) for k, v in decode_operands(op, ws[n:], self.scope_value)]
             new = cls.from_spirv(result_types, items)
         if has_id:
             rid = ws[n - 1]
@@ -779,6 +779,15 @@ class _Reader:
             self.values[rid] = new.results[0]
             self.hint(new.results[0], rid)
         return new
+
+    def scope_value(self, id_: int) -> int | None:
+        """The value of the integer OpConstant that <id> `id_` names (a memory operand's Scope
+        parameter), or None."""
+        v = self.values.get(id_)
+        owner = getattr(v, "owner", None)
+        if isinstance(owner, spirv.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data
+        return None
 
     def hint(self, v: SSAValue, id_: int) -> None:
         name = self.names.get(id_)

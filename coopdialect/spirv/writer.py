@@ -249,6 +249,12 @@ class _Writer:
         self.emitted.add(key)
         return ref
 
+    def scope_id(self, scope: int) -> _Ref:
+        """The <id> of the 32-bit unsigned constant holding Scope value `scope` (a memory
+        operand's MakePointerAvailable/Visible parameter)."""
+        t = IntegerType(32, Signedness.UNSIGNED)
+        return self.const_id(IntegerAttr(scope, t), t)
+
     def composite_id(self, op: spirv_general.CompositeConstant) -> _Ref:
         """A non-splat OpConstantComposite, deduplicated by type and constituent ids."""
         parts = [self.value_id(c) for c in op.constituents]
@@ -596,7 +602,8 @@ class _Writer:
             if _ids_only(opname, items):
                 words += [self.value_id(item) for item in items]
             else:
-                words += encode_operands(opname, items, self.value_id)  # type: ignore[arg-type]
+                words += encode_operands(opname, items, self.value_id,  # type: ignore[arg-type]
+                                         self.scope_id)
         except (ValueError, Exception) as e:
             if isinstance(e, SpirvEmitError):
                 raise
