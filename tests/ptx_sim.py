@@ -329,6 +329,11 @@ def _resume(g, v):
         return None
 
 
+def _keys(values) -> tuple[int, ...]:
+    """The register keys of SSA values (see Kernel._decode)."""
+    return tuple(map(id, values))
+
+
 class Kernel:
     """Runs one `ptx.kernel` over a grid (see the module docstring)."""
 
@@ -414,7 +419,9 @@ class Kernel:
                      for g, s, v in zip(threads, state, send)]
 
     # Each op is decoded once into a tuple (tag, fields...): a thread's step then reads plain
-    # Python values instead of walking xDSL's operand descriptors again for every thread.
+    # Python values instead of walking xDSL's operand descriptors again for every thread. A
+    # register is keyed by its SSA value's id (`_keys`): the kernel op, alive while the Kernel
+    # is, keeps the ids unique, and an int hashes in C where an SSAValue's __hash__ is Python.
 
     def _decode(self) -> list[list[tuple]]:
         index = {b: i for i, b in enumerate(self.blocks)}
@@ -423,26 +430,26 @@ class Kernel:
             entries = []
             for op in b.ops:
                 if isinstance(op, ptx.BraOp):
-                    entries.append(("bra", tuple(op.args), tuple(op.target.args),
+                    entries.append(("bra", _keys(op.args), _keys(op.target.args),
                                     index[op.target]))
                 elif isinstance(op, ptx.CbraOp):
-                    entries.append(("cbra", op.pred, op.negate is not None, index[op.taken],
+                    entries.append(("cbra", id(op.pred), op.negate is not None, index[op.taken],
                                     index[op.other]))
                 elif isinstance(op, ptx.RetOp):
                     entries.append(("ret",))
                 elif isinstance(op, ptx.ShflSyncOp):
-                    entries.append(("shfl", tuple(op.args), op.outs[0]))
+                    entries.append(("shfl", _keys(op.args), id(op.outs[0])))
                 elif isinstance(op, ptx.BarWarpSyncOp):
                     entries.append(("warp",))
                 elif isinstance(op, ptx.BarSyncOp):
                     entries.append(("bar",))
                 elif isinstance(op, ptx.MmaSyncOp):
                     a, b_, c = op.groups()
-                    entries.append(("mma", op.mods.data, tuple(a), tuple(b_), tuple(c),
-                                    tuple(op.outs)))
+                    entries.append(("mma", op.mods.data, _keys(a), _keys(b_), _keys(c),
+                                    _keys(op.outs)))
                 elif isinstance(op, ptx.WgmmaMmaAsyncOp):
-                    entries.append(("wgmma", op.mods.data, op.imms.data, tuple(op.a), op.desc_b,
-                                    tuple(op.acc), tuple(op.outs)))
+                    entries.append(("wgmma", op.mods.data, op.imms.data, _keys(op.a), id(op.desc_b),
+                                    _keys(op.acc), _keys(op.outs)))
                 elif isinstance(op, ptx.WgmmaFenceOp | ptx.WgmmaCommitGroupOp |
                                 ptx.WgmmaWaitGroupOp | ptx.FenceProxyAsyncOp |
                                 ptx.CommentOp | ptx.SharedDeclOp):
@@ -512,19 +519,19 @@ class Kernel:
     def _step_fn(self, op):
         """The op as a function of (regs, mem, shared, sreg)."""
         if isinstance(op, ptx.MovImmOp):
-            out, val = op.out, _literal(ptx.reg_kind(op.out), op.imm.data)
+            out, val = id(op.out), _literal(ptx.reg_kind(op.out), op.imm.data)
 
             def mov_imm(regs, mem, shared, sreg):
                 regs[out] = val
             return mov_imm
         if isinstance(op, ptx.MovSpecialOp):
-            out, src = op.out, op.source.data
+            out, src = id(op.out), op.source.data
 
             def mov_special(regs, mem, shared, sreg):
                 regs[out] = sreg[src] if src in sreg else self.shared[src]
             return mov_special
         if isinstance(op, ptx.LdParamOp):
-            out, i = op.out, self.params.index(op.param.data)
+            out, i = id(op.out), self.params.index(op.param.data)
             width, param_type = WIDTH[ptx.reg_kind(op.out)] // 8, op.param_type
 
             def ld_param(regs, mem, shared, sreg):
@@ -537,7 +544,7 @@ class Kernel:
                     regs[out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
             return ld_param
         if isinstance(op, ptx.PackOp):  # mov.b32 {b16, b16} or mov.b64 {b32, b32}
-            out, (lo_v, hi_v) = op.out, tuple(op.args)
+            out, (lo_v, hi_v) = id(op.out), _keys(op.args)
             h = _w(op.mods.data) // 2
             m = (1 << h) - 1
 
@@ -545,7 +552,7 @@ class Kernel:
                 regs[out] = (regs[lo_v] & m) | (regs[hi_v] & m) << h
             return pack
         if isinstance(op, ptx.UnpackOp):
-            arg, (o0, o1) = op.arg, tuple(op.outs)
+            arg, (o0, o1) = id(op.arg), _keys(op.outs)
             h = _w(op.mods.data) // 2
             m = (1 << h) - 1
 
@@ -559,9 +566,9 @@ class Kernel:
             space, t = tokens[0], tokens[-1]
             count = int(tokens[1][1:]) if tokens[1].startswith("v") else 1
             w = 2 if t in ("f16", "bf16") else _w(t) // 8
-            base, offset = op.addr, op.offset.data
+            base, offset = id(op.addr), op.offset.data
             if isinstance(op, ptx.LdOp):
-                outs = [(o, WIDTH[ptx.reg_kind(o)]) for o in op.outs]
+                outs = [(id(o), WIDTH[ptx.reg_kind(o)]) for o in op.outs]
                 signed = t[0] == "s"
 
                 def ld(regs, mem, shared, sreg):
@@ -575,7 +582,7 @@ class Kernel:
                             raw = _sval(raw, 8 * w) & ((1 << rw) - 1)
                         regs[out] = raw
                 return ld
-            values, mask = tuple(op.values), (1 << (8 * w)) - 1
+            values, mask = _keys(op.values), (1 << (8 * w)) - 1
 
             def st(regs, mem, shared, sreg):
                 addr = regs[base] + offset
@@ -590,8 +597,8 @@ class Kernel:
         if isinstance(op, ptx.PtxInst):
             code = op.OPCODE
             tokens = op.mods.data.strip(".").split(".") if op.mods.data else []
-            args, out = tuple(op.args), op.outs[0]
-            rw = WIDTH[ptx.reg_kind(out)]
+            args, out = _keys(op.args), id(op.outs[0])
+            rw = WIDTH[ptx.reg_kind(op.outs[0])]
 
             def inst(regs, mem, shared, sreg):
                 _inst(code, tokens, [regs[v] for v in args], out, rw, regs)

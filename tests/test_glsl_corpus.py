@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli import run_coop_opt
 from validators import ptxas, spirv_tool, spirv_val
 
 from coopdialect import api
@@ -29,7 +29,6 @@ import glsl_corpus_cases as corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
-COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 # the raised IR of these does not lower to PTX: the backend's refusal, one line at the op
 NO_PTX = {
     "nv_gemm": "matrices without a Use (NV) have no PTX fragment layout",
@@ -101,10 +100,9 @@ def test_raised_shader_lowers_to_ptx(name, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(corpus.CASES))
 def test_coop_opt_raises_every_corpus_shader(name):
-    """`coop-opt shader.spv -p raise-spirv-to-coop`, as a user runs it (one test per shader, so
-    that parallel workers share them out)."""
-    r = subprocess.run([*COOP_OPT, str(corpus.binary_path(name)), "-p", "raise-spirv-to-coop"],
-                       capture_output=True, text=True)
+    """`coop-opt shader.spv -p raise-spirv-to-coop`, as a user runs it (its command line, in
+    this process: tests/cli.py; one test per shader, so that parallel workers share them out)."""
+    r = run_coop_opt([corpus.binary_path(name), "-p", "raise-spirv-to-coop"])
     assert r.returncode == 0 and "coop.workgroup_size" in r.stdout, (name, r.stderr)
 
 
@@ -142,8 +140,8 @@ def test_verdicts_agree_on_committed_binaries(path, tmp_path):
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_verdicts_agree_on_example_binaries(example, tmp_path):
     out = tmp_path / "ex.spv"
-    r = subprocess.run([*COOP_OPT, str(ROOT / "examples" / f"{example}.mlir"), "-p", "convert-coop-to-spirv", "-t",
-                        "spirv", "-o", str(out)], capture_output=True, text=True)
+    r = run_coop_opt([ROOT / "examples" / f"{example}.mlir", "-p", "convert-coop-to-spirv", "-t",
+                      "spirv", "-o", out])
     assert r.returncode == 0, r.stderr
     data = out.read_bytes()
     assert spirv_val_verdict(data, tmp_path) is None and reader_verdict(data) is None

@@ -11,8 +11,6 @@ calls native is what the PTX backend takes."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,6 +23,7 @@ from coopdialect.interpreter import run_kernel
 from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
 from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass
 from coopdialect.tools.race_soak import small_integer_buffers
+from cli import run_coop_opt
 
 EX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 # the grids stated in the examples' headers
@@ -139,8 +138,7 @@ def test_pipeline_keeps_interpreter_results(name, flexible, target):
 @pytest.mark.parametrize("name", sorted({key.split(":")[0] for key in GRIDS}))
 def test_pipeline_through_coop_opt(name, target):
     pipeline = PIPELINE.replace("h200-vulkan", target)
-    r = subprocess.run([sys.executable, "-m", "coopdialect.tools.coop_opt", os.path.join(EX, name), "-p", pipeline],
-                       capture_output=True, text=True)
+    r = run_coop_opt([os.path.join(EX, name), "-p", pipeline])
     if name in LEGALIZE_REFUSED and target in LEGALIZE_REFUSED[name][0]:
         assert r.returncode == 1 and LEGALIZE_REFUSED[name][1] in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr

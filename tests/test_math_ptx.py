@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math as pymath
 import subprocess
-import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -19,10 +18,10 @@ import pytest
 import ptx_sim
 from coopdialect import api
 from coopdialect.math_bounds import PTX, ptx_bound, ulp
+from cli import run_coop_opt
 from validators import ptxas
 
 ROOT = Path(__file__).resolve().parents[1]
-COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 DT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 N = 256  # elements per case: 4 workgroups of 64 threads
 
@@ -269,8 +268,7 @@ def test_unsupported_is_one_line(text: str, message: str, tmp_path: Path) -> Non
     src = kernel("OP", t, 1).replace("%r = OP %x0 : " + t, text)
     f = tmp_path / "k.mlir"
     f.write_text(src)
-    r = subprocess.run([*COOP_OPT, str(f), "-p", "convert-coop-to-ptx", "-t", "ptx"],
-                       capture_output=True, text=True)
+    r = run_coop_opt([f, "-p", "convert-coop-to-ptx", "-t", "ptx"])
     line = r.stderr.strip()
     assert r.returncode == 1 and r.stdout == "" and "\n" not in line, r.stderr
     assert line.startswith(f"{f}:8:3: error: ") and message in line, line
@@ -335,8 +333,7 @@ func.func @k(%X: memref<256xf32>) attributes {coop.workgroup_size = array<i32: 3
 """
     f = tmp_path / "k.mlir"
     f.write_text(text)
-    r = subprocess.run([*COOP_OPT, str(f), "-p", "convert-coop-to-ptx", "-t", "ptx"],
-                       capture_output=True, text=True)
+    r = run_coop_opt([f, "-p", "convert-coop-to-ptx", "-t", "ptx"])
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith(f"{f}:3:3: error: 'math.log1p' op math.log1p has no PTX lowering"), r.stderr
 

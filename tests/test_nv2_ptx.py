@@ -14,8 +14,6 @@ The whole kernels run on a GPU in tests/gpu/test_gpu_nv2_ptx.py.
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +33,7 @@ from coopdialect.interpreter.tensor_addr import (AddressingError, LayoutValue, V
 from coopdialect.ptx import affine as af
 import coopdialect.ptx.lower  # noqa: F401  (registers every rule in RULES)
 from coopdialect.ptx.kernel_lowering import RULES, Scalar
+from cli import run_coop_opt
 from tensor_cases import compile_ptx
 from test_ptx_ptxas import _ptxas, find_ptxas
 from hypothesis_profiles import scaled
@@ -280,9 +279,7 @@ func.func @k(%X: memref<64x64xf32>) attributes {coop.workgroup_size = array<i32:
 def test_unsupported_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     p = tmp_path / "k.mlir"
     p.write_text(text)
-    r = subprocess.run([sys.executable, "-m", "coopdialect.tools.coop_opt", str(p), "-p",
-                        "convert-coop-to-ptx", "-t", "ptx"],
-                       capture_output=True, text=True)
+    r = run_coop_opt([p, "-p", "convert-coop-to-ptx", "-t", "ptx"])
     assert r.returncode == 1 and not r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and f"{p}:" in lines[0], r.stderr

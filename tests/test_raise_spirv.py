@@ -19,12 +19,12 @@ from xdsl.dialects.builtin import ModuleOp
 from coopdialect import api
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
+from cli import run_coop_opt
 from validators import spirv_tool
 from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
-COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 COOP_RUN = [sys.executable, "-m", "coopdialect.tools.coop_run"]
 
 
@@ -140,7 +140,7 @@ def test_arm_example_raised_equals_the_example(tmp_path):
 def test_what_cannot_be_lifted_is_one_line(src, instruction, tmp_path):
     f = tmp_path / "shader.spv"
     f.write_bytes(glslang(src, tmp_path))
-    r = subprocess.run([*COOP_OPT, str(f), "-p", "raise-spirv-to-coop"], capture_output=True, text=True)
+    r = run_coop_opt([f, "-p", "raise-spirv-to-coop"])
     assert r.returncode == 1 and r.stdout == ""
     line = r.stderr.strip()
     assert "\n" not in line and line.startswith(f"{f}:0:") and instruction in line, line
@@ -245,8 +245,7 @@ def test_raised_glslang_shader_retargets_to_ptx(tmp_path):
     spv = tmp_path / "khr.spv"
     spv.write_bytes(glslang("tests/data/coopmat_khr.comp", tmp_path))
     ptx = tmp_path / "khr.ptx"
-    r = subprocess.run([*COOP_OPT, str(spv), "-p", "raise-spirv-to-coop,convert-coop-to-ptx", "-t", "ptx",
-                        "-o", str(ptx)], capture_output=True, text=True)
+    r = run_coop_opt([spv, "-p", "raise-spirv-to-coop,convert-coop-to-ptx", "-t", "ptx", "-o", ptx])
     assert r.returncode == 0, r.stderr
     r = subprocess.run([ptxas(), "-arch=sm_90a", str(ptx), "-o", str(tmp_path / "khr.cubin")],
                        capture_output=True, text=True)

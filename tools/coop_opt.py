@@ -54,6 +54,23 @@ def _targets() -> dict[str, Callable[[], type]]:
     return {"spirv": spirv, "spirv-asm": spirv_asm, "ptx": ptx, "ptx-launch": ptx_launch}
 
 
+_PASSES_HELP = "\0passes-help\0"  # stands in the description for the text below
+
+
+class _PassHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """`--help`'s formatter: writes coopdialect's passes and their options where the description
+    holds `_PASSES_HELP`. The text is built only when help is printed, because building it imports
+    every pass, which took half the start-up time of a run that names one pass."""
+
+    def add_text(self, text):
+        if text and _PASSES_HELP in text:
+            from coopdialect.tools.pass_help import passes_help
+
+            text = text.replace(_PASSES_HELP, passes_help(
+                {name: factory() for name, factory in get_all_passes().items()}))
+        super().add_text(text)
+
+
 class CoopOptMain(xDSLOptMain):
     """The coop-opt driver: xDSLOptMain with coopdialect's dialects, passes and targets."""
 
@@ -79,13 +96,13 @@ class CoopOptMain(xDSLOptMain):
         the pass dataclasses) and targets, `--help-all` adds xDSL's, `--list-targets` prints the
         target descriptions."""
         super().register_all_arguments(arg_parser)
-        from coopdialect.tools.pass_help import passes_help, targets_help
+        from coopdialect.tools.pass_help import targets_help
 
-        ours = {name: factory() for name, factory in get_all_passes().items()}
+        names = list(get_all_passes())
         actions = arg_parser._option_string_actions  # noqa: SLF001 - argparse keeps no public map
         short = {
             "-p": f"Passes to run, comma-separated, e.g. 'fold-tensor-views,"
-                  f"convert-coop-to-spirv{{flavor=nv}}'. coopdialect's: {', '.join(ours)} (their "
+                  f"convert-coop-to-spirv{{flavor=nv}}'. coopdialect's: {', '.join(names)} (their "
                   "options below); --help-all lists xDSL's too",
             "-t": f"Output target: {', '.join(_targets())} or mlir (default); --help-all lists "
                   "xDSL's too",
@@ -94,8 +111,8 @@ class CoopOptMain(xDSLOptMain):
         for opt, text in short.items():
             actions[opt].help = text
         arg_parser.prog = "coop-opt"
-        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
-        arg_parser.description = f"{arg_parser.description}\n\n{passes_help(ours)}"
+        arg_parser.formatter_class = _PassHelpFormatter
+        arg_parser.description = f"{arg_parser.description}\n\n{_PASSES_HELP}"
 
         class HelpAll(argparse.Action):
             def __call__(self, parser, namespace, values, option_string=None):

@@ -1,0 +1,143 @@
+"""lit's `coop-opt`: the real command-line tool, started by forking a process that has imported it.
+
+A `coop-opt` process spends about a second importing xDSL, numpy and coopdialect before it reads
+its input, several times what a FileCheck test's own work takes; the suite runs some 150 of them.
+lit.cfg starts `serve` once; each RUN line's `coop-opt ARGS` is `client ARGS`, which hands the
+server its stdin/stdout/stderr, working directory, environment and arguments. The server forks;
+the child runs `python -m coopdialect.tools.coop_opt ARGS` as the interpreter would (runpy, same
+module, `SystemExit` codes, a traceback and exit status 1 for an uncaught exception) on those
+file descriptors and sends back its exit status, which the client exits with. Each test thus runs
+the command line's own code in a fresh process (a fork), never one shared with another test.
+
+    python coop_opt_server.py serve SOCKET     # until its parent (lit) exits
+    python -S coop_opt_server.py SOCKET ARGS   # one coop-opt run
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import sys
+
+
+def _send_msg(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(struct.pack("!I", len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            raise EOFError
+        buf += part
+    return buf
+
+
+def _recv_msg(sock: socket.socket) -> bytes:
+    (n,) = struct.unpack("!I", _recv_exact(sock, 4))
+    return _recv_exact(sock, n)
+
+
+def client(path: str, args: list[str]) -> int:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    socket.send_fds(sock, [b"f"], [0, 1, 2])
+    env = b"\0".join(k + b"=" + v for k, v in os.environb.items())
+    for part in (os.getcwd().encode(), env, str(len(args)).encode(), *map(os.fsencode, args)):
+        _send_msg(sock, part)
+    try:
+        (status,) = struct.unpack("!i", _recv_exact(sock, 4))
+    except EOFError:
+        print("coop-opt: the process died without an exit status", file=sys.stderr)
+        return 1
+    return status
+
+
+def _child(conn: socket.socket) -> None:
+    """In the forked process: become `python -m coopdialect.tools.coop_opt ARGS`."""
+    import runpy
+    import traceback
+
+    _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+    cwd = _recv_msg(conn).decode()
+    env = _recv_msg(conn)
+    args = [os.fsdecode(_recv_msg(conn)) for _ in range(int(_recv_msg(conn)))]
+    for target, fd in zip((0, 1, 2), fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environb.update(kv.split(b"=", 1) for kv in env.split(b"\0") if kv)
+    sys.argv = ["coop-opt", *args]
+    # run as __main__ from its source, as `python -m` does (runpy warns about a module it finds
+    # imported already; the modules it imports stay imported, which is the point)
+    del sys.modules["coopdialect.tools.coop_opt"]
+    status = 0
+    try:
+        runpy.run_module("coopdialect.tools.coop_opt", run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        code = e.code
+        if code is None:
+            status = 0
+        elif isinstance(code, int):
+            status = code
+        else:
+            print(code, file=sys.stderr)
+            status = 1
+    except BaseException:  # noqa: BLE001 - what the interpreter does with an uncaught exception
+        traceback.print_exc()
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe: the status still goes back
+            pass
+    conn.sendall(struct.pack("!i", status))
+    os._exit(status)
+
+
+def serve(path: str) -> None:
+    import signal
+
+    # what a coop-opt run imports, once: the tool, its dialects, passes and targets
+    import coopdialect.tools.coop_opt as coop_opt
+    from coopdialect.context import dialect_factories
+    from coopdialect.passes import get_all_passes
+
+    for factory in dialect_factories().values():
+        factory()
+    for factory in get_all_passes().values():
+        factory()
+    for factory in coop_opt._targets().values():  # noqa: SLF001
+        factory()
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    parent = os.getppid()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    server.settimeout(1.0)
+    print("ready", flush=True)
+    while os.getppid() == parent:
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            continue
+        conn.settimeout(None)
+        if os.fork() == 0:
+            server.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            try:
+                _child(conn)
+            finally:
+                os._exit(1)
+        conn.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "serve":
+        serve(sys.argv[2])
+    else:
+        sys.exit(client(sys.argv[1], sys.argv[2:]))
