@@ -158,3 +158,60 @@ def test_division_by_constants_matches_numpy(t: str, dtype) -> None:
     for i, d in enumerate(DIVISORS):
         assert np.array_equal(bufs[1 + 2 * i].view(dtype), x // dtype(d)), d
         assert np.array_equal(bufs[2 + 2 * i].view(dtype), x % dtype(d)), d
+
+
+def test_ptx_inst_fast_paths_agree_with_irdl() -> None:
+    """PtxInst builds and verifies its one shape without IRDL's generic machinery: the ops it
+    builds equal IRDL's, and its verifier accepts and rejects exactly what IRDL's does."""
+    from xdsl.dialects.builtin import StringAttr, i32
+    from xdsl.ir import Block, Region
+    from xdsl.irdl import IRDLOperation
+    from xdsl.utils.exceptions import VerifyException
+    from xdsl.utils.test_value import create_ssa_value
+
+    from coopdialect.dialects import ptx
+
+    a, b = create_ssa_value(ptx.B32), create_ssa_value(ptx.B32)
+    fast = ptx.AddOp(".u32", [a, b], [ptx.B32])
+    generic = ptx.AddOp.__new__(ptx.AddOp)
+    IRDLOperation.__init__(generic, operands=[[a, b]], result_types=[[ptx.B32]],
+                           properties={"mods": StringAttr(".u32")})
+    assert fast.is_structurally_equivalent(generic)
+    assert ([o.type for o in fast.operands], [r.type for r in fast.results], fast.properties) == \
+        ([o.type for o in generic.operands], [r.type for r in generic.results], generic.properties)
+
+    def irdl_rejects(op) -> bool:
+        try:
+            type(op).get_irdl_definition().verify(op)
+        except VerifyException:
+            return True
+        return False
+
+    def fast_rejects(op) -> bool:
+        try:
+            op.verify_()
+        except VerifyException:
+            return True
+        return False
+
+    def variants():
+        yield ptx.AddOp(".u32", [a, b], [ptx.B32])
+        yield ptx.AddOp(".u32", [], [])
+        yield ptx.AddOp(".u32", [a, create_ssa_value(i32)], [ptx.B32])     # operand not a register
+        yield ptx.AddOp(".u32", [a, b], [i32])                             # result not a register
+        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
+        op.properties["extra"] = StringAttr("x")                           # undeclared property
+        yield op
+        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
+        del op.properties["mods"]                                          # missing property
+        yield op
+        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
+        op.properties["mods"] = ptx.B32                                    # property of the wrong kind
+        yield op
+        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
+        op.add_region(Region(Block()))                                     # a region
+        yield op
+
+    verdicts = [(irdl_rejects(op), fast_rejects(op)) for op in variants()]
+    assert all(i == f for i, f in verdicts), verdicts
+    assert [i for i, _ in verdicts] == [False, False, True, True, True, True, True, True]

@@ -195,13 +195,39 @@ class PtxInst(PtxOp):
     mods = prop_def(StringAttr)
 
     def __init__(self, mods: str, args: Sequence[SSAValue], out_types: Sequence[RegType]):
-        super().__init__(operands=[list(args)], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods)})
+        args = list(args)
+        if all(isinstance(a, SSAValue) for a in args):
+            # what IRDL's builder makes of one variadic operand and one variadic result, without
+            # its generic argument matching (a lowering builds thousands of these)
+            Operation.__init__(self, operands=args, result_types=list(out_types),
+                               properties={"mods": StringAttr(mods)})
+        else:  # an Operation stands for its result: IRDL's builder resolves it
+            super().__init__(operands=[args], result_types=[list(out_types)],
+                             properties={"mods": StringAttr(mods)})
+
+    def _verify_inst(self) -> None:
+        """The IRDL definition's checks (register operands and results, `mods` the only
+        property, no region or successor) for this one shape; anything else goes to IRDL's
+        generic verifier, which raises its own error."""
+        props = self.properties
+        if (len(props) == 1 and isinstance(props.get("mods"), StringAttr) and not self.regions
+                and not self.successors
+                and all(isinstance(v.type, RegType) for v in self.operands)
+                and all(isinstance(r.type, RegType) for r in self.results)):
+            return
+        type(self).get_irdl_definition().verify(self)
 
 
 def _inst(cls_name: str, opcode: str, doc: str, version: tuple[int, int] = (6, 0)):
-    return op_class(cls_name, PtxInst, f"ptx.{opcode.replace('.', '_')}", doc, __name__,
-                    OPCODE=opcode, PTX_VERSION=version)
+    cls = op_class(cls_name, PtxInst, f"ptx.{opcode.replace('.', '_')}", doc, __name__,
+                   OPCODE=opcode, PTX_VERSION=version)
+    # the fast verifier stands for IRDL's only while the definition is the one it was written for
+    op_def = cls.get_irdl_definition()
+    assert (not list(op_def.traits) and not op_def.regions and not op_def.successors
+            and not op_def.attributes and not op_def.options and list(op_def.properties) == ["mods"]
+            and [n for n, _ in op_def.operands] == ["args"] and [n for n, _ in op_def.results] == ["outs"])
+    cls.verify_ = PtxInst._verify_inst
+    return cls
 
 
 AddOp = _inst("AddOp", "add", "`add` (9.7.1.1 integer, 9.7.3.1 float, 9.7.4.1 half).")

@@ -49,6 +49,9 @@ from coopdialect.dialects.coop_kernel import GRID_ATTR, SCALAR_TYPES, scalar_typ
 from coopdialect.dialects.ptx import RegType
 from coopdialect.errors import CoopError
 
+# the six register types, shared (attributes are immutable): a lowering asks for thousands
+_REG_TYPES = {k: RegType(k) for k in ptx.REG_KINDS}
+
 
 def where(op: Operation) -> str:
     """`file:line:col: ` of an op when it has a FileLineColLoc, else ''."""
@@ -247,7 +250,7 @@ class KernelLowering:
     def inst(self, cls: type[ptx.PtxInst], mods: str, args: list[SSAValue], kind: str,
              pro: bool = False) -> SSAValue:
         """Emit `cls` with one result of register class `kind` (in the prologue if `pro`)."""
-        op = cls(mods, args, [RegType(kind)])
+        op = cls(mods, args, [_REG_TYPES.get(kind) or RegType(kind)])
         (self.prologue.append(op) if pro else self.emit(op))
         return op.outs[0]
 
