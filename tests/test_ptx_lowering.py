@@ -160,10 +160,11 @@ def test_division_by_constants_matches_numpy(t: str, dtype) -> None:
         assert np.array_equal(bufs[2 + 2 * i].view(dtype), x % dtype(d)), d
 
 
-def test_ptx_inst_fast_paths_agree_with_irdl() -> None:
-    """PtxInst builds and verifies its one shape without IRDL's generic machinery: the ops it
-    builds equal IRDL's, and its verifier accepts and rejects exactly what IRDL's does."""
-    from xdsl.dialects.builtin import StringAttr, i32
+def test_ptx_fast_paths_agree_with_irdl() -> None:
+    """The ptx dialect builds instructions and verifies register-only ops without IRDL's generic
+    machinery: the ops it builds equal IRDL's, its verifier accepts and rejects exactly what
+    IRDL's definition does, and an op's own verifier still runs."""
+    from xdsl.dialects.builtin import IntAttr, StringAttr, i32
     from xdsl.ir import Block, Region
     from xdsl.irdl import IRDLOperation
     from xdsl.utils.exceptions import VerifyException
@@ -171,10 +172,10 @@ def test_ptx_inst_fast_paths_agree_with_irdl() -> None:
 
     from coopdialect.dialects import ptx
 
-    a, b = create_ssa_value(ptx.B32), create_ssa_value(ptx.B32)
-    fast = ptx.AddOp(".u32", [a, b], [ptx.B32])
+    a, b = create_ssa_value(ptx.B32), create_ssa_value(ptx.B64)
+    fast = ptx.AddOp(".u32", [a, a], [ptx.B32])
     generic = ptx.AddOp.__new__(ptx.AddOp)
-    IRDLOperation.__init__(generic, operands=[[a, b]], result_types=[[ptx.B32]],
+    IRDLOperation.__init__(generic, operands=[[a, a]], result_types=[[ptx.B32]],
                            properties={"mods": StringAttr(".u32")})
     assert fast.is_structurally_equivalent(generic)
     assert ([o.type for o in fast.operands], [r.type for r in fast.results], fast.properties) == \
@@ -194,24 +195,45 @@ def test_ptx_inst_fast_paths_agree_with_irdl() -> None:
             return True
         return False
 
-    def variants():
-        yield ptx.AddOp(".u32", [a, b], [ptx.B32])
-        yield ptx.AddOp(".u32", [], [])
-        yield ptx.AddOp(".u32", [a, create_ssa_value(i32)], [ptx.B32])     # operand not a register
-        yield ptx.AddOp(".u32", [a, b], [i32])                             # result not a register
-        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
-        op.properties["extra"] = StringAttr("x")                           # undeclared property
-        yield op
-        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
-        del op.properties["mods"]                                          # missing property
-        yield op
-        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
-        op.properties["mods"] = ptx.B32                                    # property of the wrong kind
-        yield op
-        op = ptx.AddOp(".u32", [a, b], [ptx.B32])
-        op.add_region(Region(Block()))                                     # a region
-        yield op
+    def edited(make, edit):
+        op = make()
+        edit(op)
+        return op
 
-    verdicts = [(irdl_rejects(op), fast_rejects(op)) for op in variants()]
+    def variants(make, good_props):
+        yield make()
+        yield edited(make, lambda op: op.properties.update(extra=StringAttr("x")))   # undeclared
+        for name in good_props:
+            yield edited(make, lambda op: op.properties.pop(name))                   # missing
+            yield edited(make, lambda op: op.properties.update({name: ptx.B32}))     # wrong class
+        yield edited(make, lambda op: op.add_region(Region(Block())))               # a region
+
+    cases = [
+        (lambda: ptx.AddOp(".u32", [a, a], [ptx.B32]), ["mods"]),
+        (lambda: ptx.AddOp(".u32", [], []), ["mods"]),
+        (lambda: ptx.AddOp(".u32", [a, create_ssa_value(i32)], [ptx.B32]), []),      # not a register
+        (lambda: ptx.AddOp(".u32", [a], [i32]), []),
+        (lambda: ptx.LdOp(".global.b32", b, 4, [ptx.B32, ptx.B32]), ["mods", "offset"]),
+        (lambda: ptx.LdOp(".global.b32", b, 4, []), []),
+        (lambda: ptx.StOp(".global.b32", b, 0, [a]), ["mods", "offset"]),
+        (lambda: ptx.LdOp.create(operands=[], result_types=[ptx.B32],                 # no address
+                                 properties={"mods": StringAttr(""), "offset": IntAttr(0)}), []),
+        (lambda: ptx.StOp.create(operands=[b, a], result_types=[ptx.B32],             # a result
+                                 properties={"mods": StringAttr(""), "offset": IntAttr(0)}), []),
+        (lambda: ptx.MovImmOp(".u32", "5", ptx.B32), ["mods", "imm"]),
+        (lambda: ptx.MovImmOp.create(result_types=[],                                  # no result
+                                     properties={"mods": StringAttr(""), "imm": StringAttr("5")}), []),
+    ]
+    verdicts = [(irdl_rejects(op), fast_rejects(op)) for make, props in cases
+                for op in variants(make, props)]
     assert all(i == f for i, f in verdicts), verdicts
-    assert [i for i, _ in verdicts] == [False, False, True, True, True, True, True, True]
+    # accepted: the unedited ops of the six well-formed cases, nothing else
+    assert [i for i, _ in verdicts].count(False) == 6 and not verdicts[0][0]
+    assert all("register_shape" in op.verify_.__qualname__ for op in (ptx.AddOp, ptx.LdOp, ptx.StOp,
+                                                                      ptx.MovImmOp, ptx.LdParamOp))
+
+    # LdParamOp's own verifier (the register class of its parameter type) still runs
+    bad = ptx.LdParamOp.create(result_types=[ptx.B32], properties={"param": StringAttr("p")})
+    with pytest.raises(VerifyException, match="ld.param.u64 needs a .b64 register"):
+        bad.verify_()
+    ptx.LdParamOp("p").verify_()

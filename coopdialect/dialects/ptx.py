@@ -205,29 +205,10 @@ class PtxInst(PtxOp):
             super().__init__(operands=[args], result_types=[list(out_types)],
                              properties={"mods": StringAttr(mods)})
 
-    def _verify_inst(self) -> None:
-        """The IRDL definition's checks (register operands and results, `mods` the only
-        property, no region or successor) for this one shape; anything else goes to IRDL's
-        generic verifier, which raises its own error."""
-        props = self.properties
-        if (len(props) == 1 and isinstance(props.get("mods"), StringAttr) and not self.regions
-                and not self.successors
-                and all(isinstance(v.type, RegType) for v in self.operands)
-                and all(isinstance(r.type, RegType) for r in self.results)):
-            return
-        type(self).get_irdl_definition().verify(self)
-
 
 def _inst(cls_name: str, opcode: str, doc: str, version: tuple[int, int] = (6, 0)):
-    cls = op_class(cls_name, PtxInst, f"ptx.{opcode.replace('.', '_')}", doc, __name__,
-                   OPCODE=opcode, PTX_VERSION=version)
-    # the fast verifier stands for IRDL's only while the definition is the one it was written for
-    op_def = cls.get_irdl_definition()
-    assert (not list(op_def.traits) and not op_def.regions and not op_def.successors
-            and not op_def.attributes and not op_def.options and list(op_def.properties) == ["mods"]
-            and [n for n, _ in op_def.operands] == ["args"] and [n for n, _ in op_def.results] == ["outs"])
-    cls.verify_ = PtxInst._verify_inst
-    return cls
+    return op_class(cls_name, PtxInst, f"ptx.{opcode.replace('.', '_')}", doc, __name__,
+                    OPCODE=opcode, PTX_VERSION=version)
 
 
 AddOp = _inst("AddOp", "add", "`add` (9.7.1.1 integer, 9.7.3.1 float, 9.7.4.1 half).")
@@ -837,3 +818,84 @@ CopysignOp = _inst("CopysignOp", "copysign", "`copysign.f32 d, a, b` (9.7.3.2): 
 
 PTX = Dialect(PTX.name, [*PTX.operations, Ex2Op, Lg2Op, SqrtOp, RsqrtOp, TanhOp, AbsOp, CopysignOp],
               list(PTX.attributes))
+
+
+# --------------------------------------------------------------------------------------------
+# Verification without IRDL's generic matching
+# --------------------------------------------------------------------------------------------
+
+
+def _register_shape_verifier(cls: type[IRDLOperation]) -> Callable[[Operation], None] | None:
+    """A `verify_` that checks what `cls`'s IRDL definition checks, or None where the definition
+    is not of the one shape it handles: `!ptx.reg` operands and results (at most one variadic
+    group of each, no optional ones), properties of one attribute class each, no region,
+    successor, attribute definition, option or trait; the class's own verifier runs after it.
+    A lowering builds
+    thousands of such ops and verifies each; an op the fast check does not accept goes to IRDL's
+    verifier, which raises its own error."""
+    from xdsl.irdl import BaseAttr, OperandDef, OptPropertyDef, PropertyDef, RangeOf, ResultDef
+    from xdsl.irdl import VarOperandDef, VarResultDef
+    from xdsl.irdl.constraints import EqIntConstraint, RangeLengthConstraint
+
+    op_def = cls.get_irdl_definition()
+    if list(op_def.traits) or op_def.regions or op_def.successors or op_def.attributes or op_def.options:
+        return None
+    # IRDL's verify_ runs the definition's checks, then the class's own verify_ (Operation's no-op
+    # where it has none): the op's own checks are kept, after the fast ones
+    cells = dict(zip(cls.verify_.__code__.co_freevars, cls.verify_.__closure__ or ()))
+    if set(cells) != {"op_def", "custom_verify"} or cells["op_def"].cell_contents is not op_def:
+        return None
+    custom = cells["custom_verify"].cell_contents
+    custom = None if custom is Operation.verify_ else custom
+
+    one = RangeLengthConstraint(RangeOf(BaseAttr(RegType)), EqIntConstraint(1))
+
+    def counts(defs, single: type, var: type) -> tuple[int, bool] | None:
+        n, variadic = 0, False
+        for _, d in defs:
+            if type(d) is single and d.constr == one:
+                n += 1
+            elif type(d) is var and d.constr == RangeOf(BaseAttr(RegType)) and not variadic:
+                variadic = True
+            else:
+                return None
+        return n, variadic
+
+    operands = counts(op_def.operands, OperandDef, VarOperandDef)
+    results = counts(op_def.results, ResultDef, VarResultDef)
+    if operands is None or results is None:
+        return None
+    kinds: dict[str, type] = {}
+    required = set()
+    for name, d in op_def.properties.items():
+        if type(d) not in (PropertyDef, OptPropertyDef) or type(d.constr) is not BaseAttr:
+            return None
+        kinds[name] = d.constr.attr
+        if type(d) is PropertyDef:
+            required.add(name)
+    (n_operands, var_operands), (n_results, var_results) = operands, results
+
+    def verify_(op: Operation) -> None:
+        props, ops, res = op.properties, op.operands, op.results
+        if ((len(ops) >= n_operands if var_operands else len(ops) == n_operands)
+                and (len(res) >= n_results if var_results else len(res) == n_results)
+                and not op.regions and not op.successors
+                and all(isinstance(v.type, RegType) for v in ops)
+                and all(isinstance(r.type, RegType) for r in res)
+                and required.issubset(props)
+                and all(k in kinds and isinstance(v, kinds[k]) for k, v in props.items())):
+            pass
+        else:
+            op_def.verify(op)
+        if custom is not None:
+            custom(op)
+
+    return verify_
+
+
+for _op in PTX.operations:
+    if (_verify := _register_shape_verifier(_op)) is not None:
+        _op.verify_ = _verify
+    else:
+        assert not issubclass(_op, PtxInst), _op
+
