@@ -4,6 +4,10 @@
   tests that name none run 20: sized for `bash tools/test.sh` on a two-core machine.
 * `long`: ten times as many (a nightly-style run: HYPOTHESIS_PROFILE=long bash tools/test.sh).
 
+The slowest property tests run fewer examples in `ci` than they once did, and `long` still runs
+more than that former count: test_legalize.py's padding test 5 (was 15; 50 in `long`),
+test_ptx_arm_layouts.py's fragment test 10 (was 30; 100 in `long`).
+
 Both have no deadline (interpreting a kernel takes as long as it takes). Loaded by
 tests/conftest.py before any test module is imported; on a machine without hypothesis (the GPU
 machine runs tests/gpu/ only) nothing is registered.

@@ -82,7 +82,7 @@ func.func @k(%P: memref<{n}x{t}>, %O: memref<{2 * rows * cols}x{t}>, %Q: memref<
 """
 
 
-@settings(max_examples=scaled(30), deadline=None)
+@settings(max_examples=scaled(10), deadline=None)  # hypothesis_profiles: 100 in `long`
 @given(cases(), st.integers(0, 2**31))
 def test_fragments_in_arm_layouts_equal_the_model_and_the_interpreter(case, seed) -> None:
     use, t, rows, cols, layout, stride, offset, runtime = case
