@@ -284,10 +284,14 @@ class _InterpretedVulkanRunner:
 
     def __init__(self):
         self.dispatches = 0
+        self._properties = None
 
     def cooperative_matrix_properties(self):
-        return [m for name in corpus.CASES for m in __import__("spirv_read_cases").mul_adds(
-            corpus.binary_path(name).read_bytes())]
+        # a device's table does not change: read the corpus's multiply-adds once per runner
+        if self._properties is None:
+            self._properties = [m for name in corpus.CASES for m in __import__("spirv_read_cases").mul_adds(
+                corpus.binary_path(name).read_bytes())]
+        return list(self._properties)
 
     def run_compute(self, spirv, buffers, grid, entry="main", *, push_constants=None):
         from xdsl.dialects.builtin import Float32Type, MemRefType
