@@ -4,6 +4,7 @@ numbers of the product it serves, without a driver."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -13,11 +14,17 @@ from coopdialect.ptx.launch import describe
 from coopdialect.runtime.cuda_params import LaunchError, parse_launch, repack_plan, repacked
 
 
-def _launch(persistent: bool = True):
+@functools.cache
+def _launch_json(persistent: bool) -> str:
     module = api.parse_file("examples/gemm_any.mlir")
     p = "{persistent=true}" if persistent else ""
     api.run_pipeline(module, f"pipeline-coop-loads{{stages=4}},convert-coop-to-ptx{p}")
-    return parse_launch(json.loads(json.dumps(describe(module))))["gemm_f16"]
+    return json.dumps(describe(module))
+
+
+def _launch(persistent: bool = True):
+    """A fresh launch description of gemm_any (the lowering, done once, is only read)."""
+    return parse_launch(json.loads(_launch_json(persistent)))["gemm_f16"]
 
 
 @pytest.mark.parametrize("m,n,k", [(4095, 4095, 4095), (100, 64, 9), (8, 8, 4097)])
