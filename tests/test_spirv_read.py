@@ -278,3 +278,22 @@ def test_corrupt_binaries_fail_with_one_line(tmp_path):
     counts = fuzz(tmp_path, per_source=scaled(30))
     assert counts["mutants"] == n and counts["refused"] + counts["read_and_valid"] == n
     assert counts["read_and_valid"] > 0  # some mutants (in unused words, names) are still valid modules
+
+
+def test_reader_verification_rejects_an_empty_function_body():
+    """The reader verifies each op once, then the region structure that `module.verify()` checks
+    (here: a single-block region emptied of its terminator, which no op verifier sees)."""
+    from pathlib import Path
+
+    from coopdialect.spirv import reader
+    from coopdialect.spirv.errors import SpirvReadError
+
+    data = (Path(__file__).parent / "data" / "coopmat_khr.spv").read_bytes()
+    module = reader.deserialize(data)
+    fn = next(op for op in module.walk() if op.name == "spirv.func")
+    for extra in list(fn.regions[0].blocks)[1:]:
+        fn.regions[0].detach_block(extra)
+    for op in reversed(list(fn.regions[0].blocks[0].ops)):
+        op.detach()
+    with pytest.raises(SpirvReadError, match="spirv.func contains empty block in single-block region"):
+        reader._verify(module)

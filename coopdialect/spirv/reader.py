@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from coopdialect.dialects import spirv, spirv_dialect, spirv_general, spirv_nv2
@@ -804,8 +805,9 @@ def _one_line(e: BaseException) -> str:
 
 
 def _verify(module: spirv.ModuleOp) -> None:
-    """Every op's verifier (the `spirv` dialect's validation rules), innermost first; a failure is
-    a SpirvReadError at the word of the failing op's instruction."""
+    """Every op's verifier (the `spirv` dialect's validation rules), each op once, then the
+    region structure; a failure is a SpirvReadError at the word of the failing op's instruction
+    (word 0 for the structure)."""
     for op in module.walk(reverse=False):
         try:
             op.verify(verify_nested_ops=False)
@@ -813,10 +815,25 @@ def _verify(module: spirv.ModuleOp) -> None:
             loc = op.location
             word = loc.column.data if isinstance(loc, FileLineColLoc) else 0
             raise SpirvReadError(f"invalid module: '{op.name}' op {_one_line(e)}", word) from None
-    try:
-        module.verify()  # structure (terminators, regions), with what the walk above checked
-    except VerifyException as e:
-        raise SpirvReadError(f"invalid module: {_one_line(e)}", 0) from None
+    # the structure `module.verify()` checks besides each op's verifier (which the walk ran, and
+    # `module.verify()` would run again): parent pointers, no empty single-block region unless
+    # the op has NoTerminator
+    for op in module.walk():
+        for region in op.regions:
+            blocks = region.blocks
+            for block in blocks:
+                if block.parent is not region:
+                    raise SpirvReadError("invalid module: Parent pointer of block does not refer to "
+                                         "containing region", 0)
+                empty = True
+                for child in block.ops:
+                    empty = False
+                    if child.parent is not block:
+                        raise SpirvReadError("invalid module: Parent pointer of operation does not "
+                                             "refer to containing region", 0)
+                if empty and len(blocks) == 1 and not op.has_trait(NoTerminator):
+                    raise SpirvReadError(f"invalid module: Operation {op.name} contains empty block in "
+                                         "single-block region that expects at least a terminator", 0)
 
 
 def deserialize(data: bytes, ctx=None, file: str = "<binary>") -> spirv.ModuleOp:
