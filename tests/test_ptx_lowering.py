@@ -181,6 +181,20 @@ def test_ptx_fast_paths_agree_with_irdl() -> None:
     assert ([o.type for o in fast.operands], [r.type for r in fast.results], fast.properties) == \
         ([o.type for o in generic.operands], [r.type for r in generic.results], generic.properties)
 
+    for fast, operands, result_types, props in [
+            (ptx.StOp(".global.b32", b, 8, [a, a]), [b, [a, a]], [],
+             {"mods": StringAttr(".global.b32"), "offset": IntAttr(8)}),
+            (ptx.LdOp(".global.v2.b32", b, 0, [ptx.B32, ptx.B32]), [b], [[ptx.B32, ptx.B32]],
+             {"mods": StringAttr(".global.v2.b32"), "offset": IntAttr(0)}),
+            (ptx.LdParamOp("p", "u32"), [], [ptx.B32],
+             {"param": StringAttr("p"), "type": StringAttr("u32")})]:
+        generic = type(fast).__new__(type(fast))
+        IRDLOperation.__init__(generic, operands=operands, result_types=result_types, properties=props)
+        assert fast.is_structurally_equivalent(generic), fast.name
+        assert [o.type for o in fast.results] == [o.type for o in generic.results]
+    with pytest.raises(ValueError):  # a wrong count still fails in IRDL's builder
+        ptx.PtxOp.__init__(ptx.StOp.__new__(ptx.StOp), operands=[b], properties={})
+
     def irdl_rejects(op) -> bool:
         try:
             type(op).get_irdl_definition().verify(op)

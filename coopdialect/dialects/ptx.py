@@ -72,6 +72,41 @@ class PtxOp(IRDLOperation):
     PTX_VERSION: ClassVar[tuple[int, int]] = (6, 0)
     """Lowest `.version` that has this statement in the form coopdialect emits."""
 
+    def __init__(self, *, operands=None, result_types=None, properties=None, attributes=None,
+                 successors=None, regions=None):
+        # a register-only op (`_register_shape_verifier`) given one SSA value per single operand
+        # and a list per variadic group: what IRDL's builder would make of it, without its
+        # generic matching; anything else (an Operation for a value, a wrong count) goes to IRDL
+        shape = type(self).__dict__.get("_register_shape")
+        if shape is not None and not attributes and not successors and not regions:
+            flat = _flatten(operands or (), shape[0], SSAValue)
+            types = _flatten(result_types or (), shape[1], Attribute)
+            if flat is not None and types is not None:
+                Operation.__init__(self, operands=flat, result_types=types,
+                                   properties={k: v for k, v in (properties or {}).items()
+                                               if v is not None})
+                return
+        super().__init__(operands=operands, result_types=result_types, properties=properties,
+                         attributes=attributes, successors=successors, regions=regions)
+
+
+def _flatten(entries, variadic: tuple[bool, ...], kind: type) -> list | None:
+    """`entries` (one per definition) flattened, or None unless each single one is a `kind` and
+    each variadic one a list or tuple of them."""
+    if len(entries) != len(variadic):
+        return None
+    flat = []
+    for entry, var in zip(entries, variadic):
+        if var:
+            if not isinstance(entry, list | tuple) or not all(isinstance(x, kind) for x in entry):
+                return None
+            flat.extend(entry)
+        elif isinstance(entry, kind):
+            flat.append(entry)
+        else:
+            return None
+    return flat
+
 
 # --------------------------------------------------------------------------------------------
 # Kernel structure
@@ -874,6 +909,8 @@ def _register_shape_verifier(cls: type[IRDLOperation]) -> Callable[[Operation], 
         if type(d) is PropertyDef:
             required.add(name)
     (n_operands, var_operands), (n_results, var_results) = operands, results
+    cls._register_shape = (tuple(type(d) is VarOperandDef for _, d in op_def.operands),
+                           tuple(type(d) is VarResultDef for _, d in op_def.results))
 
     def verify_(op: Operation) -> None:
         props, ops, res = op.properties, op.operands, op.results
