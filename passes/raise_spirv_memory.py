@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, gpu, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, IntegerType, MemRefType, VectorType, i1, i32
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from coopdialect.dialects import coop, spirv, spirv_general, spirv_nv2
+from coopdialect.dialects import coop, coop_async, spirv, spirv_general, spirv_nv2
+from coopdialect.spirv.encoding import enumerant_name
 from coopdialect.passes.raise_spirv_values import (
     BufferPointer,
     BuiltinPointer,
@@ -193,6 +194,49 @@ class MemoryLifting:
             elif var.type.storage_class.data == "PushConstant":
                 it = iter(push)
                 self.buffers[name] = ValuePointer(self.build_from_leaves(var.type.pointee, it))
+
+    def workgroup_buffer(self, var: spirv.GlobalVariableOp, user: Operation) -> BufferPointer:
+        """A Workgroup (`shared`) variable: one `coop.alloc_workgroup` memref per workgroup at the
+        kernel's entry (made on first use), its elements in the natural layout (a Workgroup
+        variable has no explicit layout: array strides are the element sizes). Its scalars (or
+        the matrices loaded from it) must share one type, as a buffer's do."""
+        name = var.sym_name.data
+        if name in self.buffers:
+            return self.buffers[name]
+        t = var.type.pointee
+        elem = self.memref_element(var, t, self.matrix_component(name))
+        if elem is None:
+            refuse(user, f"uses @{name}, a Workgroup variable whose scalars differ in type "
+                         "(one memref element type is needed)")
+        count = byte_size(t) // scalar_bytes(elem)
+        mt = MemRefType(elem, [count], memory_space=coop.StorageClassAttr(coop.StorageClass.Workgroup))
+        saved, self.block = self.block, self.entry_block
+        try:
+            buf = self.emit(coop_async.AllocWorkgroupOp(mt), var).results[0]
+        finally:
+            self.block = saved
+        buf.name_hint = name
+        self.buffers[name] = BufferPointer(buf, None, None, 0, t)
+        return self.buffers[name]
+
+    def barrier(self, op: spirv_general.ControlBarrierOp) -> None:
+        """OpControlBarrier with Execution scope Workgroup: `gpu.barrier` (every invocation of
+        the workgroup waits, and workgroup memory written before is visible after: the
+        interpreter's lock-step runner executes the subgroups in turn up to it). Other scopes are
+        refused."""
+        scopes = [self.scope_of(v, op) for v in (op.execution, op.memory)]
+        if scopes[0] != "Workgroup" or scopes[1] not in ("Workgroup", "Subgroup", "Invocation"):
+            refuse(op, f"a barrier of Execution scope {scopes[0]} and Memory scope {scopes[1]} is "
+                       "not lifted (Workgroup execution with at most Workgroup memory is)")
+        self.emit(gpu.BarrierOp(), op)
+
+    def scope_of(self, v: SSAValue, op: Operation) -> str:
+        owner = getattr(v, "owner", None)
+        if isinstance(owner, spirv.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            name = enumerant_name("Scope", owner.value.value.data)
+            if name is not None:
+                return name
+        refuse(op, "a barrier's scope is not a constant Scope")
 
     def build_from_leaves(self, t: Attribute, it) -> object:
         if is_scalar(t):

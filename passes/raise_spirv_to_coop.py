@@ -14,6 +14,8 @@ What is lifted (the inverse of `convert-coop-to-spirv`, plus the shapes glslang 
 * Function and Private variables are SSA values (a vector, array or struct one value per part);
   structured selections and loops become `scf.if` / `scf.for` / `scf.while`, with `break`,
   `continue` and early `return` as flags; function calls are inlined (`raise_spirv_control`);
+* a Workgroup (`shared`) variable becomes a `coop.alloc_workgroup` buffer (natural layout) and
+  OpControlBarrier of Execution scope Workgroup `gpu.barrier` (raise_spirv_memory);
 * the WorkgroupId / LocalInvocationId / GlobalInvocationId / NumWorkgroups / Subgroup* builtins
   become `gpu` id ops; constants and specialization constants (their default values) become
   `arith.constant`, OpSpecConstantOp is computed in place;
@@ -29,7 +31,7 @@ What is lifted (the inverse of `convert-coop-to-spirv`, plus the shapes glslang 
   element index).
 
 What cannot be lifted is refused with one line naming the instruction at its word offset
-(`file:0:W: error: ...`): Workgroup (shared) variables, variable pointers, OpSwitch, a dynamic
+(`file:0:W: error: ...`): a barrier other than a workgroup one, variable pointers, OpSwitch, a dynamic
 index into a cooperative matrix, a tensor load/store not at element 0 of its buffer, the other
 extended instructions, and instructions without a counterpart in the kernel IR.
 """
@@ -269,7 +271,7 @@ class _Kernel(MemoryLifting, ControlLifting):
             self.var_types[name] = var.type.pointee
             return VarPointer(name, (), var.type.pointee)
         if sc == "Workgroup":
-            refuse(user, f"uses @{name}, a Workgroup (shared memory) variable, which is not lifted")
+            return self.workgroup_buffer(var, user)
         refuse(user, f"uses @{name} ({sc}), which is neither a buffer, a push constant, a Private variable nor a "
                      "builtin")
 
@@ -381,7 +383,8 @@ class _Kernel(MemoryLifting, ControlLifting):
             self.values[op.result] = self.zero(op.result.type)
             return
         if isinstance(op, spirv_general.ControlBarrierOp):
-            refuse(op, "a barrier is not lifted (Workgroup memory is not either)")
+            self.barrier(op)
+            return
         if isinstance(op, spirv.CompositeExtractOp):
             v = self.value(op.composite, op)
             for k in op.indices.get_values():
