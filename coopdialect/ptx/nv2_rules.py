@@ -13,7 +13,8 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   lane (g, g+8), then across row tiles. Row|Column: Row, then Column over the row results
   (needs a power-of-two column count, where the flattened tree splits at row boundaries).
   A butterfly step gives the lower lane's value as the CombineFunc's first operand on both
-  lanes, so both compute the same bits. 2x2: through shared memory.
+  lanes, so both compute the same bits (no swap is needed when the CombineFunc is one
+  commutative arith op of its two arguments: `_commutative`). 2x2: through shared memory.
 * convert (Use change) and transpose: through a per-warp shared-memory tile: every lane stores
   its elements at (row, col), `bar.warp.sync`, every lane loads the elements of the result
   fragment (a `bar.warp.sync` first, so a reuse in a loop waits for the earlier readers).
@@ -296,11 +297,31 @@ def _shfl_bfly(lw: KernelLowering, v: SSAValue, mask: int) -> SSAValue:
     return lw.inst(ptx.ShflSyncOp, ".bfly.b32", [v, *args], kind)
 
 
+# One of these applied to the CombineFunc's two arguments gives the same bits in either order:
+# IEEE 754 addition and multiplication are commutative (signed zeros included; a NaN result is
+# the GPU's canonical NaN whatever the operands' payloads), and so are the integer ops. Float
+# maximum/minimum are left out: the interpreter's (numpy's) pick between +0 and -0 depends on
+# the order, which the swapped butterfly keeps.
+_COMMUTATIVE = (arith.AddfOp, arith.MulfOp, arith.AddiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp,
+                arith.XOrIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp)
+
+
+def _commutative(fn) -> bool:
+    """Whether `fn` is `return op(%a, %b)` (or op(%b, %a)) for a commutative `op`."""
+    ops = list(fn.body.block.ops) if fn.body.blocks else []
+    if len(ops) != 2 or not isinstance(ops[0], _COMMUTATIVE):
+        return False
+    args = set(fn.body.block.args)
+    return (len(args) == 2 and set(ops[0].operands) == args
+            and list(ops[1].operands) == [ops[0].results[0]])
+
+
 class _Combiner:
     def __init__(self, lw: KernelLowering, op: nv2.ReduceOp):
         self.lw, self.op = lw, op
         self.fn = nv2.lookup_func(op, op.combine_func, "CombineFunc")
         self.t = op.matrix.type.element_type
+        self.commutative = _commutative(self.fn)
 
     def __call__(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return call_reg(self.lw, self.op, self.fn, [Scalar(self.t, reg=a), Scalar(self.t, reg=b)])
@@ -317,6 +338,8 @@ class _Combiner:
         """combine(lower lane's v, upper lane's v) on both lanes of each pair lane ^ mask."""
         lw = self.lw
         other = _shfl_bfly(lw, v, mask)
+        if self.commutative:  # f(v, other) on both lanes is f(lower, upper) on both
+            return self(v, other)
         low = _lane_low(lw, mask)
         kind = ptx.reg_kind(v)
         first = lw.inst(ptx.SelpOp, f".{kind}", [v, other, low], kind)
