@@ -214,6 +214,21 @@ def test_maxnumf_minnumf_take_the_number():
     assert np.isnan(mx[3]) and np.isnan(mn[3])
 
 
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "f32"])
+def test_maximumf_minimumf_order_signed_zeros(fmt):
+    """MLIR arith.maximumf/minimumf: IEEE 754-2019 maximum/minimum, NaN if either operand is,
+    -0.0 less than +0.0 in either operand order (numpy's maximum/minimum return their first
+    argument for +0 and -0)."""
+    dt = FORMATS[fmt][3]
+    a = np.array([0.0, -0.0, -0.0, 0.0, np.nan, 1.0], dt)
+    b = np.array([-0.0, 0.0, -0.0, 0.0, 1.0, 2.0], dt)
+    mx = interpret(f"arith.maximumf {{operands}} : {fmt}", [fmt, fmt], fmt, a, b)
+    mn = interpret(f"arith.minimumf {{operands}} : {fmt}", [fmt, fmt], fmt, a, b)
+    assert [bool(np.signbit(x)) for x in mx[:4]] == [False, False, True, False]
+    assert [bool(np.signbit(x)) for x in mn[:4]] == [True, True, True, False]
+    assert np.isnan(mx[4]) and np.isnan(mn[4]) and mx[5] == 2 and mn[5] == 1
+
+
 @pytest.mark.parametrize("name, ref", [
     ("absi", lambda v, w: abs(v) if v != -(1 << (w - 1)) else v),
     ("ctlz", lambda v, w: w - (v % (1 << w)).bit_length()),

@@ -9,7 +9,8 @@ only Python scalars. `CoopArithFunctions` replaces them (register it after xDSL'
   results wrap to the result width (two's complement, xDSL's signed-int convention);
   division by zero and shifts >= width are undefined and raise;
 * floats: constant (rounded once to the type), addf, subf, mulf, divf, negf, cmpf, extf, truncf,
-  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf (NaN-propagating), minnumf, maxnumf (a NaN
+  sitofp, uitofp, fptosi, fptoui, minimumf, maximumf (IEEE 754-2019: NaN-propagating, -0 < +0 in
+  either order), minnumf, maxnumf (a NaN
   operand gives the other operand, IEEE 754 minNum/maxNum) — each result rounded to the result type
   (numpy float16/float32, ml_dtypes bfloat16/float8); fptosi/fptoui of NaN or out-of-range
   values (poison in MLIR) raise;
@@ -95,6 +96,21 @@ _CMPI = {
     3: lambda x, y: x <= y, 4: lambda x, y: x > y, 5: lambda x, y: x >= y,
     6: lambda x, y: x < y, 7: lambda x, y: x <= y, 8: lambda x, y: x > y, 9: lambda x, y: x >= y,
 }
+
+
+def ieee_maximum(x, y):
+    """IEEE 754-2019 maximum, MLIR's arith.maximumf: NaN if either is NaN, and -0 < +0 whatever
+    the order (numpy's maximum returns its first argument for +0 and -0)."""
+    r = np.maximum(x, y)
+    both_zero = (x == 0) & (y == 0)
+    return np.where(both_zero & ~(np.signbit(x) & np.signbit(y)), np.zeros_like(r), r)
+
+
+def ieee_minimum(x, y):
+    """IEEE 754-2019 minimum, MLIR's arith.minimumf: NaN if either is NaN, -0 < +0."""
+    r = np.minimum(x, y)
+    both_zero = (x == 0) & (y == 0)
+    return np.where(both_zero & (np.signbit(x) | np.signbit(y)), -np.zeros_like(r), r)
 
 
 @register_impls
@@ -323,11 +339,11 @@ class CoopArithFunctions(InterpreterFunctions):
 
     @impl(arith.MinimumfOp)
     def run_minimumf(self, interpreter, op, args):
-        return self._binary_float(op, args, np.minimum)  # NaN-propagating, -0 < +0
+        return self._binary_float(op, args, ieee_minimum)
 
     @impl(arith.MaximumfOp)
     def run_maximumf(self, interpreter, op, args):
-        return self._binary_float(op, args, np.maximum)
+        return self._binary_float(op, args, ieee_maximum)
 
     @impl(arith.MinnumfOp)
     def run_minnumf(self, interpreter, op, args):
