@@ -62,7 +62,10 @@ def _sval(bits: int, w: int) -> int:
     return bits - (1 << w) if bits >> (w - 1) else bits
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _fval(bits: int, t: str):
+    # cached: a kernel reads the same few thousand values over and over, and a numpy scalar is
+    # immutable, so every reader may share one
     w = _w(t) if t != "bf16" else 16
     return np.array([bits & ((1 << w) - 1)], UINT[w]).view(FLOAT[t])[0]
 
@@ -180,35 +183,36 @@ def _float_op(op: str, t: str, a: list[int], nan: bool = True, ftz: bool = False
     x = [_fval(v, t) for v in a]
     if ftz:
         x = [_flush(v, t) for v in x]
-    with np.errstate(all="ignore"):
-        if op == "add":
-            r = x[0] + x[1]
-        elif op == "sub":
-            r = x[0] - x[1]
-        elif op == "mul":
-            r = x[0] * x[1]
-        elif op == "div":
-            r = x[0] / x[1]
-        elif op == "neg":
-            r = -x[0]
-        elif op in ("fma", "mad"):
-            r = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])  # f32 only (exact in f64)
-        elif op == "max":  # .NaN propagates; without it a NaN operand gives the other
-            r = np.maximum(x[0], x[1]) if nan else np.fmax(x[0], x[1])
-        elif op == "min":
-            r = np.minimum(x[0], x[1]) if nan else np.fmin(x[0], x[1])
-        elif op in APPROX:
-            r = APPROX[op](np.float64(x[0]))
-        elif op == "sqrt":
-            r = np.sqrt(np.float64(x[0]))
-        elif op == "abs":
-            r = np.abs(x[0])
-        elif op == "copysign":  # copysign d, a, b: |b| with the sign of a
-            r = np.copysign(x[1], x[0])
-        else:
-            raise SimError(f"float {op}.{t}")
+    # no np.errstate here: run holds it (entering it per instruction cost ~10% of a run)
+    if op == "add":
+        r = x[0] + x[1]
+    elif op == "sub":
+        r = x[0] - x[1]
+    elif op == "mul":
+        r = x[0] * x[1]
+    elif op == "div":
+        r = x[0] / x[1]
+    elif op == "neg":
+        r = -x[0]
+    elif op in ("fma", "mad"):
+        r = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])  # f32 only (exact in f64)
+    elif op == "max":  # .NaN propagates; without it a NaN operand gives the other
+        r = np.maximum(x[0], x[1]) if nan else np.fmax(x[0], x[1])
+    elif op == "min":
+        r = np.minimum(x[0], x[1]) if nan else np.fmin(x[0], x[1])
+    elif op in APPROX:
+        r = APPROX[op](np.float64(x[0]))
+    elif op == "sqrt":
+        r = np.sqrt(np.float64(x[0]))
+    elif op == "abs":
+        r = np.abs(x[0])
+    elif op == "copysign":  # copysign d, a, b: |b| with the sign of a
+        r = np.copysign(x[1], x[0])
+    else:
+        raise SimError(f"float {op}.{t}")
+    if type(r) is not FLOAT[t]:  # a cast to its own type would copy the bits unchanged
         r = np.array([r]).astype(FLOAT[t])[0]
-        return _fbits(_flush(r, t) if ftz else r, t)
+    return _fbits(_flush(r, t) if ftz else r, t)
 
 
 def _f16(bits: int, hi: bool) -> float:
@@ -363,10 +367,11 @@ class Kernel:
         self.scalars = {i: b for i, b in enumerate(buffers) if isinstance(b, bytes)}
         mem = [np.ascontiguousarray(b).view(np.uint8).reshape(-1).copy()
                if not isinstance(b, bytes) else np.zeros(0, np.uint8) for b in buffers]
-        for z in range(grid[2]):
-            for y in range(grid[1]):
-                for x in range(grid[0]):
-                    self._cta(mem, (x, y, z), grid, block)
+        with np.errstate(all="ignore"):  # IEEE results: overflow, NaN and inexact are data
+            for z in range(grid[2]):
+                for y in range(grid[1]):
+                    for x in range(grid[0]):
+                        self._cta(mem, (x, y, z), grid, block)
         for b, m in zip(buffers, mem):
             if not isinstance(b, bytes):
                 b.reshape(-1).view(np.uint8)[:] = m
@@ -600,14 +605,45 @@ class Kernel:
             args, out = _keys(op.args), id(op.outs[0])
             rw = WIDTH[ptx.reg_kind(op.outs[0])]
 
-            def inst(regs, mem, shared, sreg):
-                _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
-            return inst
+            return _inst_fn(code, tokens, args, out, rw)
         name = op.name
 
         def lacking(regs, mem, shared, sreg):
             raise SimError(f"simulator lacks '{name}'")
         return lacking
+
+
+def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
+    """`_inst` for one instruction as a function of (regs, mem, shared, sreg), with the choice
+    among its cases made once, here, rather than at every step (the same cases, the same code)."""
+    t = tokens[-1] if tokens else ""
+    if code == "mov":
+        a0, mask = args[0], (1 << rw) - 1
+
+        def mov(regs, mem, shared, sreg):
+            regs[out] = regs[a0] & mask
+        return mov
+    if code == "selp":
+        a0, a1, a2 = args[0], args[1], args[2]
+
+        def selp(regs, mem, shared, sreg):
+            regs[out] = regs[a0] if regs[a2] else regs[a1]
+        return selp
+    if code not in ("cvt", "cvta", "setp") and t != "pred":
+        if t in FLOAT:
+            nan, ftz = "NaN" in tokens or code not in ("max", "min"), "ftz" in tokens
+
+            def float_op(regs, mem, shared, sreg):
+                regs[out] = _float_op(code, t, [regs[v] for v in args], nan, ftz)
+            return float_op
+
+        def int_op(regs, mem, shared, sreg):
+            regs[out] = _int_op(code, tokens, [regs[v] for v in args], rw)
+        return int_op
+
+    def inst(regs, mem, shared, sreg):
+        _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
+    return inst
 
 
 def _inst(code: str, tokens: list[str], a: list[int], out, rw: int, regs) -> None:
