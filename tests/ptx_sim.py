@@ -29,6 +29,7 @@ results to zeros of their sign; `min`/`max` propagate a NaN only with `.NaN`.
 from __future__ import annotations
 
 import functools
+import operator
 
 import ml_dtypes
 import numpy as np
@@ -637,13 +638,68 @@ def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
                 regs[out] = _float_op(code, t, [regs[v] for v in args], nan, ftz)
             return float_op
 
-        def int_op(regs, mem, shared, sreg):
-            regs[out] = _int_op(code, tokens, [regs[v] for v in args], rw)
-        return int_op
+        return _int_fn(code, tokens, args, out, rw) or _int_op_fn(code, tokens, args, out, rw)
 
     def inst(regs, mem, shared, sreg):
         _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
     return inst
+
+
+def _int_op_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
+    def int_op(regs, mem, shared, sreg):
+        regs[out] = _int_op(code, tokens, [regs[v] for v in args], rw)
+    return int_op
+
+
+_INT_BINARY = {"add": operator.add, "sub": operator.sub, "and": operator.and_,
+               "or": operator.or_, "xor": operator.xor}
+
+
+def _int_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
+    """`_int_op`'s most frequent cases (two operands; mul.lo and mad.lo) with the type's width,
+    signedness and masks worked out once; None for the others. Each computes what `_int_op`
+    does, in the same order."""
+    t = tokens[-1] if tokens else ""
+    if t[:1] not in ("s", "u", "b") or not t[1:].isdigit():
+        return None  # left to _int_op, when (if) it runs
+    w, signed = _w(t), t[0] == "s"
+    m, rm = (1 << w) - 1, (1 << rw) - 1
+    if code in _INT_BINARY and len(args) == 2 and not (code == "add" and "sat" in tokens):
+        fn, (a0, a1) = _INT_BINARY[code], args
+        if signed:
+            def binary_s(regs, mem, shared, sreg):
+                regs[out] = fn(_sval(regs[a0], w), _sval(regs[a1], w)) & rm
+            return binary_s
+
+        def binary_u(regs, mem, shared, sreg):
+            regs[out] = fn(regs[a0] & m, regs[a1] & m) & rm
+        return binary_u
+    if code in ("shl", "shr") and len(args) == 2:
+        a0, a1 = args
+        left = code == "shl"
+
+        def shift(regs, mem, shared, sreg):
+            x = _sval(regs[a0], w) if signed else regs[a0] & m
+            k = min(regs[a1] & 0xFFFFFFFF, w)
+            regs[out] = (x << k if left else x >> k) & rm
+        return shift
+    if code == "mul" and len(args) == 2 and "lo" in tokens and "wide" not in tokens:
+        a0, a1 = args
+
+        def mul_lo(regs, mem, shared, sreg):
+            x0, x1 = ((_sval(regs[a0], w), _sval(regs[a1], w)) if signed
+                      else (regs[a0] & m, regs[a1] & m))
+            regs[out] = (x0 * x1 & m) & rm
+        return mul_lo
+    if code == "mad" and len(args) == 3 and "lo" in tokens and "wide" not in tokens:
+        a0, a1, a2 = args
+
+        def mad_lo(regs, mem, shared, sreg):
+            x0, x1, x2 = ((_sval(regs[a0], w), _sval(regs[a1], w), _sval(regs[a2], w))
+                          if signed else (regs[a0] & m, regs[a1] & m, regs[a2] & m))
+            regs[out] = ((x0 * x1 & m) + x2) & rm
+        return mad_lo
+    return None
 
 
 def _inst(code: str, tokens: list[str], a: list[int], out, rw: int, regs) -> None:
