@@ -85,11 +85,7 @@ def _kernel(module, key: str = "") -> func.FuncOp:
 # flexible rows, and its tiles come through 3-D layouts, which legalize cannot split. The PTX
 # backend takes them whole as written (no legalization needed); the target's Workgroup row
 # does not describe that yet.
-LEGALIZE_REFUSED = {"attention.mlir": (("sm90a-ptx",), "cannot be split into native tiles"),
-                    # sm90a-ptx lists no 8-bit Workgroup (wgmma k32) rows, though
-                    # convert-coop-to-ptx lowers the example as written
-                    "gemm_s8_coopmat2_vk.mlir": (("sm90a-ptx",), "s8·s8·s32·s32 Workgroup has "
-                                                                  "no native tiling")}
+LEGALIZE_REFUSED = {"attention.mlir": (("sm90a-ptx",), "cannot be split into native tiles")}
 
 
 @pytest.mark.parametrize("target,flexible", [("h200-vulkan", True), ("h200-vulkan", False),
