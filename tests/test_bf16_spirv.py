@@ -6,7 +6,6 @@ the source did, bit for bit)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import ml_dtypes
@@ -18,7 +17,7 @@ from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 from coopdialect.targets import TargetError, parse_target, get_target
 from coopdialect.kernels.gemm_tiles import gemm_wg_ir
-from validators import spirv_tool, spirv_val
+from validators import spirv_dis, spirv_val
 
 # A KHR subgroup bf16 GEMM with a bf16 result: loads, a multiply-add, conversions both ways, a
 # splat of a bf16 constant: every bf16 use SPV_KHR_bfloat16 allows.
@@ -52,11 +51,7 @@ func.func @gemm_bf16(%A: memref<16x32xbf16>, %B: memref<32x16xbf16>, %C: memref<
 
 
 def _dis(data: bytes, tmp_path: Path) -> str:
-    f = tmp_path / "m.spv"
-    f.write_bytes(data)
-    r = subprocess.run([spirv_tool("spirv-dis"), str(f)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+    return spirv_dis(data, tmp_path)
 
 
 @pytest.mark.parametrize("which", ["subgroup", "workgroup"])

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli import run_coop_opt
-from validators import ptxas, spirv_tool, spirv_val
+from validators import ptxas, spirv_dis, spirv_tool, spirv_val
 
 from coopdialect import api
 from coopdialect.spirv.errors import SpirvReadError
@@ -148,11 +148,7 @@ def test_verdicts_agree_on_example_binaries(example, tmp_path):
 
 
 def _dis(data: bytes, tmp_path: Path) -> str:
-    f = tmp_path / "d.spv"
-    f.write_bytes(data)
-    r = subprocess.run([spirv_tool("spirv-dis"), "--raw-id", str(f)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+    return spirv_dis(data, tmp_path, raw_id=True)
 
 
 def _asm(text: str, tmp_path: Path) -> bytes:

@@ -37,7 +37,7 @@ from coopdialect.runtime.cuda_params import (LaunchError, encode_args, pack_scal
 from coopdialect.spirv import push_constants
 from coopdialect.tools import coop_run
 from test_runtime import TMAP, FakeDriver, _desc, fake_driver  # noqa: F401  (the fixture)
-from validators import ptxas, spirv_tool, spirv_val
+from validators import ptxas, spirv_dis, spirv_val
 
 ROOT = Path(__file__).resolve().parents[1]
 GEMM = ROOT / "examples" / "gemm_dynamic.mlir"
@@ -161,10 +161,7 @@ def test_legalize_to_mma_tiles_keeps_the_numbers(m, n, k):
 
 
 def _spirv_dis(data: bytes, tmp_path: Path) -> str:
-    f = tmp_path / "m.spv"
-    f.write_bytes(data)
-    return subprocess.run([spirv_tool("spirv-dis"), "--raw-id", str(f)], capture_output=True,
-                          text=True, check=True).stdout
+    return spirv_dis(data, tmp_path, raw_id=True)
 
 
 def _push_block(dis: str) -> tuple[list[str], list[int]]:

@@ -20,7 +20,7 @@ from coopdialect.spirv.errors import SpirvEmitError, SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
-from validators import spirv_tool, spirv_val
+from validators import spirv_dis, spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
@@ -38,11 +38,7 @@ def glslang(src: str, tmp_path: Path) -> bytes:
 
 
 def dis(data: bytes, tmp_path: Path) -> str:
-    f = tmp_path / "in.spv"
-    f.write_bytes(data)
-    r = subprocess.run([spirv_tool("spirv-dis"), str(f)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
+    return spirv_dis(data, tmp_path)
 
 
 def asm(text: str, tmp_path: Path) -> bytes:

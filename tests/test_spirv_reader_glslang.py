@@ -17,7 +17,7 @@ from coopdialect.dialects import spirv_general as spg
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
-from validators import spirv_tool, spirv_val
+from validators import spirv_dis, spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 SHADERS = [
@@ -52,12 +52,8 @@ def glslang(src: str, tmp_path: Path) -> bytes:
 
 def disassembled_ops(data: bytes, tmp_path: Path, name: str) -> list[str]:
     """Opnames of `data` per spirv-dis (one instruction per line)."""
-    f = tmp_path / name
-    f.write_bytes(data)
-    r = subprocess.run([spirv_tool("spirv-dis"), "--raw-id", str(f)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
     ops = []
-    for line in r.stdout.splitlines():
+    for line in spirv_dis(data, tmp_path, raw_id=True, name=name).splitlines():
         if line.startswith(";"):
             continue
         words = line.split()

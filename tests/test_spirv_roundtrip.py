@@ -21,7 +21,7 @@ from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.requirements import apply_requirements
 from coopdialect.spirv.writer import serialize
-from validators import spirv_tool, spirv_val
+from validators import spirv_dis, spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,9 +142,7 @@ def test_requirements_derived():
 
 
 def test_disassembly(tmp_path):
-    f = tmp_path / "m.spv"
-    f.write_bytes(serialize(gemm_module(False)))
-    text = subprocess.run([spirv_tool("spirv-dis"), str(f)], capture_output=True, text=True, check=True).stdout
+    text = spirv_dis(serialize(gemm_module(False)), tmp_path)
     for line in ["OpCapability CooperativeMatrixKHR", 'OpExtension "SPV_KHR_cooperative_matrix"',
                  "OpMemoryModel Logical Vulkan", 'OpEntryPoint GLCompute %main "main" %A %C %wg_id %lid %sg_id',
                  "OpExecutionMode %main LocalSize 32 1 1", "OpDecorate %sg_id BuiltIn SubgroupId",

@@ -27,6 +27,16 @@ def spirv_tool(name: str) -> str:
                 "(install it with tools/install_spirv_tools.sh)")
 
 
+def spirv_dis(data: bytes, tmp_path: Path, raw_id: bool = False, name: str = "dis.spv") -> str:
+    """SPIRV-Tools' disassembly of `data` (`--raw-id`: ids as numbers, not names)."""
+    f = tmp_path / name
+    f.write_bytes(data)
+    r = subprocess.run([spirv_tool("spirv-dis"), *(["--raw-id"] if raw_id else []), str(f)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"spirv-dis rejected {name}:\n{r.stderr}"
+    return r.stdout
+
+
 def spirv_val(data: bytes, tmp_path: Path, name: str = "m.spv") -> None:
     """Assert that `data` passes `spirv-val --target-env vulkan1.3`."""
     f = tmp_path / name
