@@ -299,11 +299,12 @@ def _shfl_bfly(lw: KernelLowering, v: SSAValue, mask: int) -> SSAValue:
 
 # One of these applied to the CombineFunc's two arguments gives the same bits in either order:
 # IEEE 754 addition and multiplication are commutative (signed zeros included; a NaN result is
-# the GPU's canonical NaN whatever the operands' payloads), and so are the integer ops. Float
-# maximum/minimum are left out: what PTX max.NaN/min.NaN give for +0 and -0 has not been checked
-# on a GPU, and the swapped butterfly keeps the interpreter's operand order whatever they do.
+# the GPU's canonical NaN whatever the operands' payloads), and so are the integer ops and
+# IEEE 754-2019 maximum/minimum (arith.maximumf/minimumf: -0 < +0 in either order), which PTX
+# max.NaN/min.NaN compute bit for bit on sm_90 (tests/gpu/test_gpu_math.py, signed zeros).
 _COMMUTATIVE = (arith.AddfOp, arith.MulfOp, arith.AddiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp,
-                arith.XOrIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp)
+                arith.XOrIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
+                arith.MaximumfOp, arith.MinimumfOp)
 
 
 def _commutative(fn) -> bool:
