@@ -6,7 +6,9 @@
   Stores write the active in-bounds elements; out-of-bounds stores are discarded in every clamp
   mode but Undefined (an error). Two elements stored to one address with different values is an
   error (the order is unspecified); a block size > 1 on a store is an error (the spec forbids it).
-  Every index that is used must lie inside the memref, else an error.
+  Every index that is used must lie inside the memref, else an error. A DecodeFunc gets the
+  memref and the tensor element index in its elements (SPIR-V's pointer Pointer + index ×
+  sizeof(pointee) is made of these by the raiser and convert-coop-to-spirv).
 * Functions (DecodeFunc, CombineFunc, per-element Func) are called once per batch, not once per
   element: each parameter gets a 1-D numpy array over the elements (the interpreter's lane-vector
   convention, so the function's arith/memref ops run vectorized). The functions must therefore be
