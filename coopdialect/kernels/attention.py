@@ -95,8 +95,21 @@ class AttentionConfig:
 
 
 # The kernels of examples/attention.mlir: f16, the largest tiles whose staged operands fit 48 KB
-# of shared memory (Q, a K block and a V block: 32 KB at D 64, 48 KB at D 128).
+# of shared memory (Q, a K block and a V block: 32 KB at D 64, 48 KB at D 128), the most a
+# Vulkan driver gives a workgroup (the H200's maxComputeSharedMemorySize).
 EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16", 64, 64, 128))
+
+# The fastest PTX form measured on the H200 per head dim (docs/attention.md, "Tiles"): tiles
+# and the stages of `pipeline-coop-loads`, which copies the K and V blocks S-1 iterations ahead
+# with cp.async into shared memory the kernel takes dynamically (Q + S x (K + V): 64 KB at
+# D 64, 224 KB at D 128 of sm_90's 227 KB).
+PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 64, 256), 4),
+             128: (AttentionConfig(128, "f16", 128, 128, 256), 3)}
+
+
+def ptx_pipeline(stages: int) -> str:
+    """The coop-opt pipeline of a PTX kernel with `stages` (0: no staging pass)."""
+    return (f"pipeline-coop-loads{{stages={stages}}}," if stages else "") + "convert-coop-to-ptx"
 
 
 def _helpers() -> list[str]:
