@@ -28,7 +28,7 @@ per batch and head, rows of the softmax along the keys:
       S  = Q Kᵀ                                      coop.mul_add, f32 accumulator
       S2 = S * scale2, or -FLT_MAX where masked       coop.per_element_op (row, column known)
       mb = rowmax(S2); mn = max(m, mb)                coop.reduce Row @max
-      P  = exp2(S2 - mn); a = exp2(m - mn)            math.exp2 in a per_element_op
+      P  = exp2(S2 - mn); a = exp2(m - mn)            math.exp2 fastmath<afn> in a per_element_op
       l  = a * l + rowsum(P)                          coop.reduce Row @add
       O  = a * O + T(P) V                             coop.f_convert, coop.convert to MatrixA,
                                                       coop.mul_add
@@ -148,10 +148,10 @@ def _helpers() -> list[str]:
         "  %y = arith.maximumf %a, %b : f32",
         "  func.return %y : f32",
         "}",
-        "// exp2(x - m)",
+        "// exp2(x - m); afn: PTX may flush results below 2^-126 to 0 (ex2.approx.ftz)",
         "func.func @exp2_sub(%r: i32, %c: i32, %x: f32, %m: f32) -> f32 {",
         "  %d = arith.subf %x, %m : f32",
-        "  %e = math.exp2 %d : f32",
+        "  %e = math.exp2 %d fastmath<afn> : f32",
         "  func.return %e : f32",
         "}",
         "// the natural log-sum-exp of a row from its base-2 max m and sum l: (m + log2 l) ln 2",

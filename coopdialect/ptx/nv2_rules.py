@@ -14,7 +14,9 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   (needs a power-of-two column count, where the flattened tree splits at row boundaries).
   A butterfly step gives the lower lane's value as the CombineFunc's first operand on both
   lanes, so both compute the same bits (no swap is needed when the CombineFunc is one
-  commutative arith op of its two arguments: `_commutative`). 2x2: through shared memory.
+  commutative arith op of its two arguments: `_commutative`). When that op is also exactly
+  associative (max/min, integer ops: `_ORDER_FREE`) the order is free: a Row reduction combines
+  a lane's values first and shuffles once. 2x2: through shared memory.
 * convert (Use change) and transpose: through a per-warp shared-memory tile: every lane stores
   its elements at (row, col), `bar.warp.sync`, every lane loads the elements of the result
   fragment (a `bar.warp.sync` first, so a reuse in a loop waits for the earlier readers).
@@ -307,10 +309,18 @@ _COMMUTATIVE = (arith.AddfOp, arith.MulfOp, arith.AddiOp, arith.MuliOp, arith.An
                 arith.MaximumfOp, arith.MinimumfOp)
 
 
-def _commutative(fn) -> bool:
-    """Whether `fn` is `return op(%a, %b)` (or op(%b, %a)) for a commutative `op`."""
+# Of those, the ones that are also associative in their bits: any tree over the same values gives
+# the same result (IEEE maximum/minimum pick an operand; integer ops wrap exactly). Float
+# addition and multiplication round at every node, so their tree is the interpreter's.
+_ORDER_FREE = (arith.MaximumfOp, arith.MinimumfOp, arith.AddiOp, arith.MuliOp, arith.AndIOp,
+               arith.OrIOp, arith.XOrIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp,
+               arith.MinUIOp)
+
+
+def _commutative(fn, kinds=_COMMUTATIVE) -> bool:
+    """Whether `fn` is `return op(%a, %b)` (or op(%b, %a)) for an `op` of `kinds`."""
     ops = list(fn.body.block.ops) if fn.body.blocks else []
-    if len(ops) != 2 or not isinstance(ops[0], _COMMUTATIVE):
+    if len(ops) != 2 or not isinstance(ops[0], kinds):
         return False
     args = set(fn.body.block.args)
     return (len(args) == 2 and set(ops[0].operands) == args
@@ -323,6 +333,7 @@ class _Combiner:
         self.fn = nv2.lookup_func(op, op.combine_func, "CombineFunc")
         self.t = op.matrix.type.element_type
         self.commutative = _commutative(self.fn)
+        self.order_free = _commutative(self.fn, _ORDER_FREE)
 
     def __call__(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return call_reg(self.lw, self.op, self.fn, [Scalar(self.t, reg=a), Scalar(self.t, reg=b)])
@@ -354,6 +365,12 @@ def _row_values(cb: _Combiner, x: list[SSAValue], mt: int, nt: int) -> list[list
     for i in range(mt):
         halves = []
         for h in range(2):
+            if cb.order_free:
+                # any order gives the same bits: the lane's 2·nt values of the row first,
+                # then one quad butterfly (2 shuffles per row instead of 2 per column tile)
+                v = cb.tree([x[(i * nt + j) * 4 + 2 * h + c] for j in range(nt) for c in range(2)])
+                halves.append(cb.butterfly(cb.butterfly(v, 1), 2))
+                continue
             per_tile = []
             for j in range(nt):
                 base = (i * nt + j) * 4 + 2 * h
