@@ -637,9 +637,69 @@ def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
 
         return _int_fn(code, tokens, args, out, rw) or _int_op_fn(code, tokens, args, out, rw)
 
+    fn = _other_fn(code, tokens, args, out)
+    if fn is not None:
+        return fn
+
     def inst(regs, mem, shared, sreg):
         _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
     return inst
+
+
+_CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+        "eq": operator.eq, "ne": operator.ne, "lo": operator.lt, "ls": operator.le,
+        "hi": operator.gt, "hs": operator.ge}
+
+
+def _other_fn(code: str, tokens: list[str], args: tuple[int, ...], out):
+    """`_inst`'s cvt, cvta, two-operand setp and predicate cases as functions of (regs, mem,
+    shared, sreg), each computing what `_inst` does; None for the rest (left to `_inst`)."""
+    t = tokens[-1] if tokens else ""
+    if code == "cvt":
+        a0 = args[0]
+
+        def cvt(regs, mem, shared, sreg):
+            regs[out] = _cvt(tokens, regs[a0])
+        return cvt
+    if code == "cvta":
+        a0 = args[0]
+
+        def cvta(regs, mem, shared, sreg):
+            regs[out] = regs[a0]
+        return cvta
+    if code == "setp":
+        if len(tokens) < 2 or tokens[0] not in _CMP or len(args) != 2:
+            return None
+        cmp, st, (a0, a1) = _CMP[tokens[0]], tokens[1], args
+        if st in FLOAT:
+            def setp_f(regs, mem, shared, sreg):
+                regs[out] = cmp(float(_fval(regs[a0], st)), float(_fval(regs[a1], st)))
+            return setp_f
+
+        def setp(regs, mem, shared, sreg):
+            regs[out] = cmp(_read(regs[a0], st), _read(regs[a1], st))
+        return setp
+    if t == "pred" and code in ("and", "or", "xor") and len(args) == 2:
+        a0, a1 = args
+        if code == "and":
+            def pred_and(regs, mem, shared, sreg):
+                regs[out] = bool(regs[a0]) and bool(regs[a1])
+            return pred_and
+        if code == "or":
+            def pred_or(regs, mem, shared, sreg):
+                regs[out] = bool(regs[a0]) or bool(regs[a1])
+            return pred_or
+
+        def pred_xor(regs, mem, shared, sreg):
+            regs[out] = bool(regs[a0]) != bool(regs[a1])
+        return pred_xor
+    if t == "pred" and code == "not" and len(args) == 1:
+        a0 = args[0]
+
+        def pred_not(regs, mem, shared, sreg):
+            regs[out] = not bool(regs[a0])
+        return pred_not
+    return None
 
 
 def _int_op_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
