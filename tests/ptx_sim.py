@@ -630,6 +630,9 @@ def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
     if code not in ("cvt", "cvta", "setp") and t != "pred":
         if t in FLOAT:
             nan, ftz = "NaN" in tokens or code not in ("max", "min"), "ftz" in tokens
+            fn = None if ftz else _float_fn(code, t, args, out)
+            if fn is not None:
+                return fn
 
             def float_op(regs, mem, shared, sreg):
                 regs[out] = _float_op(code, t, [regs[v] for v in args], nan, ftz)
@@ -699,6 +702,36 @@ def _other_fn(code: str, tokens: list[str], args: tuple[int, ...], out):
         def pred_not(regs, mem, shared, sreg):
             regs[out] = not bool(regs[a0])
         return pred_not
+    return None
+
+
+_FLOAT_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+
+
+def _float_fn(code: str, t: str, args: tuple[int, ...], out):
+    """`_float_op`'s add/sub/mul and fma/mad without .ftz as functions of (regs, mem, shared,
+    sreg), with the type's classes looked up once; each computes what `_float_op` does, in the
+    same order. None for the others."""
+    ft, ut = FLOAT[t], UINT[16 if t == "bf16" else _w(t)]
+    if code in _FLOAT_BINARY and len(args) == 2:
+        fn, (a0, a1) = _FLOAT_BINARY[code], args
+
+        def float_binary(regs, mem, shared, sreg):
+            r = fn(_fval(regs[a0], t), _fval(regs[a1], t))
+            if type(r) is not ft:
+                r = np.array([r]).astype(ft)[0]
+            regs[out] = int(np.array([r], ft).view(ut)[0])
+        return float_binary
+    if code in ("fma", "mad") and len(args) == 3:
+        a0, a1, a2 = args
+        f64 = np.float64
+
+        def float_fma(regs, mem, shared, sreg):
+            r = f64(_fval(regs[a0], t)) * f64(_fval(regs[a1], t)) + f64(_fval(regs[a2], t))
+            if type(r) is not ft:
+                r = np.array([r]).astype(ft)[0]
+            regs[out] = int(np.array([r], ft).view(ut)[0])
+        return float_fma
     return None
 
 
