@@ -579,8 +579,9 @@ class Kernel:
                     if count > 1 and addr % (w * count):
                         raise SimError(f"misaligned ld/st{mods} at {addr}")
                     buf, off = self._addr(space, addr, w * count, mem, shared)
+                    data = buf.data  # the bytes of a 1-D uint8 array (run's and _cta's buffers)
                     for i, (out, rw) in enumerate(outs):
-                        raw = int.from_bytes(bytes(buf[off + i * w:off + (i + 1) * w]), "little")
+                        raw = int.from_bytes(data[off + i * w:off + (i + 1) * w], "little")
                         if signed:
                             raw = _sval(raw, 8 * w) & ((1 << rw) - 1)
                         regs[out] = raw
@@ -592,10 +593,9 @@ class Kernel:
                 if count > 1 and addr % (w * count):
                     raise SimError(f"misaligned ld/st{mods} at {addr}")
                 buf, off = self._addr(space, addr, w * count, mem, shared)
+                data = buf.data
                 for i, val in enumerate(values):
-                    v = regs[val] & mask
-                    buf[off + i * w:off + (i + 1) * w] = np.frombuffer(v.to_bytes(w, "little"),
-                                                                       np.uint8)
+                    data[off + i * w:off + (i + 1) * w] = (regs[val] & mask).to_bytes(w, "little")
             return st
         if isinstance(op, ptx.PtxInst):
             code = op.OPCODE
