@@ -9,8 +9,9 @@ python benchmarks/bench_attention.py merge OUT1/attention.json ... > benchmarks/
 ```
 
 `build` writes, for f16 and bf16 at head dims 64 and 128, the kernel `attention_d{D}[_bf16]` of
-`coopdialect.kernels.attention` with the tiles of examples/attention.mlir (its IR, and the PTX
-and launch description of `coop-opt K.mlir -p convert-coop-to-ptx -t ptx`). `run` loads them
+`coopdialect.kernels.attention`: for PTX with the tiles and stages of `PTX_TUNED` (the PTX and
+launch description of `coop-opt K.mlir -p pipeline-coop-loads{stages=S},convert-coop-to-ptx
+-t ptx`), for Vulkan with the tiles of examples/attention.mlir (its IR). `run` loads them
 with `coopdialect.runtime.cuda.CudaDevice` (the f16 IR compiled there for
 `coopdialect.runtime.vulkan.VulkanDevice` too, unless `--no-vulkan`) and, per shape (batch x
 heads x sequence), head dim, causal or not and dtype:
@@ -55,35 +56,51 @@ HEAD_DIMS = (64, 128)
 BACKENDS = ("CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION")
 SAMPLE = 128  # query rows checked at each end of a head
 COMMAND = ("python benchmarks/bench_attention.py build DIR && python3 benchmarks/bench_attention.py "
-           "run DIR  (coop-opt -p convert-coop-to-ptx -t ptx)")
+           "run DIR  (coop-opt -p pipeline-coop-loads{stages=S},convert-coop-to-ptx -t ptx)")
 
 
 def _configs():
-    from coopdialect.kernels.attention import EXAMPLE, AttentionConfig
+    """(PTX config, its stages, Vulkan config) per dtype and head dim."""
+    from coopdialect.kernels.attention import EXAMPLE, PTX_TUNED, AttentionConfig
 
-    return [AttentionConfig(c.head_dim, dt, c.block_m, c.block_n, c.threads)
-            for dt in DTYPES for c in EXAMPLE]
+    out = []
+    for dt in DTYPES:
+        for c in EXAMPLE:
+            p, stages = PTX_TUNED[c.head_dim]
+            out.append((AttentionConfig(c.head_dim, dt, p.block_m, p.block_n, p.threads), stages,
+                        AttentionConfig(c.head_dim, dt, c.block_m, c.block_n, c.threads)))
+    return out
+
+
+def _config(d: dict):
+    from coopdialect.kernels.attention import AttentionConfig
+
+    return AttentionConfig(d["head_dim"], d["dtype"], d["block_m"], d["block_n"], d["threads"])
 
 
 def build(out: str) -> None:
+    import warnings
+
     from coopdialect import api
-    from coopdialect.kernels.attention import attention_module
+    from coopdialect.errors import CoopWarning
+    from coopdialect.kernels.attention import attention_module, ptx_pipeline
     from coopdialect.ptx.launch import describe
     from coopdialect.ptx.printer import emit_ptx
 
     os.makedirs(out, exist_ok=True)
     index = []
-    for cfg in _configs():
-        text = attention_module([cfg])
+    warnings.simplefilter("ignore", CoopWarning)  # the staged loops lower op by op, as intended
+    for cfg, stages, vcfg in _configs():
         with open(os.path.join(out, f"{cfg.name}.mlir"), "w") as f:
-            f.write(text)
-        module = api.parse(text, f"{cfg.name}.mlir")
-        api.run_pipeline(module, "convert-coop-to-ptx")
+            f.write(attention_module([vcfg]))  # the Vulkan kernel (48 KB of shared memory)
+        module = api.parse(attention_module([cfg]), f"{cfg.name}.mlir")
+        api.run_pipeline(module, ptx_pipeline(stages))
         with open(os.path.join(out, f"{cfg.name}.ptx"), "w") as f:
             f.write(emit_ptx(module))
         with open(os.path.join(out, f"{cfg.name}.json"), "w") as f:
             json.dump(describe(module), f)
-        index.append(dict(cfg.__dict__, name=cfg.name))
+        index.append(dict(name=cfg.name, ptx=dict(cfg.__dict__, stages=stages),
+                          vulkan=vcfg.__dict__))
         print(f"built {cfg.name}", flush=True)
     with open(os.path.join(out, "kernels.json"), "w") as f:
         json.dump(index, f, indent=1)
@@ -184,13 +201,13 @@ def run(root: str, out: str, quick: bool, vulkan: bool, dtypes=DTYPES, head_dims
     date = datetime.date.today().isoformat()
     kernels = {}
     for k in json.load(open(os.path.join(root, "kernels.json"))):
-        cfg = AttentionConfig(k["head_dim"], k["dtype"], k["block_m"], k["block_n"], k["threads"])
+        cfg, vcfg = _config(k["ptx"]), _config(k["vulkan"])
         stem = os.path.join(root, cfg.name)
         prog = dev.load(open(stem + ".ptx").read(), json.load(open(stem + ".json")))
         vprog = None
         if vk is not None and cfg.dtype == "f16":
             vprog = vk.compile(api.parse(open(stem + ".mlir").read(), stem + ".mlir"))
-        kernels[(cfg.dtype, cfg.head_dim)] = (cfg, prog, vprog)
+        kernels[(cfg.dtype, cfg.head_dim)] = ((cfg, k["ptx"]["stages"]), prog, (vcfg, vprog))
     rows, lines = [], []
     shapes = [x for x in (QUICK if quick else SHAPES) if seqs is None or x[2] in seqs]
     for dt in (("f16",) if quick else dtypes):
@@ -215,8 +232,9 @@ def run(root: str, out: str, quick: bool, vulkan: bool, dtypes=DTYPES, head_dims
     print("\n".join(["", "summary:", *lines]))
 
 
-def _case(dev, vk, cfg, prog, vprog, q, k, v, causal, device, date):
-    """The rows (ptx, vulkan) and the printed line of one shape, head dim, dtype and mask."""
+def _case(dev, vk, ptx_cfg, prog, vk_cfg, q, k, v, causal, device, date):
+    """The rows (ptx, vulkan) and the printed line of one shape, head dim, dtype and mask;
+    `ptx_cfg` is (config, stages), `vk_cfg` (config, compiled program or None)."""
     import torch
     import torch.nn.functional as F
     from gpu_timing import interleaved_medians
@@ -230,6 +248,7 @@ def _case(dev, vk, cfg, prog, vprog, q, k, v, causal, device, date):
     lse = torch.full((b, h, s), float("nan"), device="cuda", dtype=torch.float32)
     args = [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(), b, h, s,
             scale, int(causal)]
+    (cfg, stages), (vcfg, vprog) = ptx_cfg, vk_cfg
     gr = grid(cfg, b, h, s)
     dev.launch(prog, cfg.name, args, gr)  # waits for the kernel
     err, ratio = _check(cfg, q, k, v, o, lse, scale, causal, "cuda")
@@ -261,12 +280,13 @@ def _case(dev, vk, cfg, prog, vprog, q, k, v, causal, device, date):
         host = [x.cpu().numpy().reshape(-1) for x in (q, k, v)]
         vo, vl = np.zeros_like(host[0]), np.zeros(b * h * s, np.float32)
         vargs = [vk.upload(x) for x in (*host, vo, vl)] + [b, h, s, scale, int(causal)]
-        vk.launch(vprog, cfg.name, vargs, gr)
+        vgr = grid(vcfg, b, h, s)
+        vk.launch(vprog, vcfg.name, vargs, vgr)
         got_o = torch.from_numpy(vk.download(vargs[3], vo).reshape(b, h, s, d)).cuda()
         got_l = torch.from_numpy(vk.download(vargs[4], vl).reshape(b, h, s)).cuda()
-        vk_check = _check(cfg, q, k, v, got_o, got_l, scale, causal, "vulkan")
-        vreps = _reps(float(np.median(vk.time(vprog, cfg.name, vargs, gr, 1))) * 1e3)
-        timers["vulkan"] = lambda _reps: float(np.median(vk.time(vprog, cfg.name, vargs, gr,
+        vk_check = _check(vcfg, q, k, v, got_o, got_l, scale, causal, "vulkan")
+        vreps = _reps(float(np.median(vk.time(vprog, vcfg.name, vargs, vgr, 1))) * 1e3)
+        timers["vulkan"] = lambda _reps: float(np.median(vk.time(vprog, vcfg.name, vargs, vgr,
                                                                  vreps))) * 1e3
     ms = interleaved_medians(timers)
     flop = 4.0 * b * h * s * s * d / (2 if causal else 1)
@@ -282,12 +302,16 @@ def _case(dev, vk, cfg, prog, vprog, q, k, v, causal, device, date):
     out = []
     line = (f"{cfg.dtype} d{d} {b}x{h}x{s} {'causal' if causal else 'full'}: ptx {tf['ptx']:6.1f} "
             f"TFLOP/s (err {err:.1e}, {ratio:.2f} of bound)")
-    for key, checked in (("ptx", (err, ratio)), ("vulkan", vk_check)):
+    lowering = {"ptx": f"{cfg.block_m}x{cfg.block_n} tiles, " + (
+                    f"{stages}-stage cp.async" if stages else "synchronous staging"),
+                "vulkan": f"{vcfg.block_m}x{vcfg.block_n} tiles"}
+    for key, checked, c in (("ptx", (err, ratio), cfg), ("vulkan", vk_check, vcfg)):
         if key not in ms:
             continue
         e, r = checked
         out.append(dict(base, backend=key, tflops=tf[key], exact=bool(r <= 1), max_error=e,
-                        error_bound_ratio=r, ms=ms[key],
+                        error_bound_ratio=r, ms=ms[key], block_m=c.block_m, block_n=c.block_n,
+                        stages=stages if key == "ptx" else 0, lowering=lowering[key],
                         ratio=tf[key] / tf[best] if best else None))
     if "vulkan" in ms:
         line += f", vulkan {tf['vulkan']:6.1f} ({vk_check[1]:.2f} of bound)"

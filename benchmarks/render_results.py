@@ -145,13 +145,14 @@ def shapes_tables(rows: list[dict]) -> list[str]:
 def attention_tables(rows: list[dict]) -> list[str]:
     """The attention forward rows: ours per backend against the fastest torch SDPA backend."""
     out = [f"Attention forward (`benchmarks/results/attention.json`; {_header(rows)}): "
-           "`examples/attention.mlir`'s kernels (op-by-op lowering, no TMA pipeline yet) against "
-           "torch's scaled_dot_product_attention, the fastest of its backends; TFLOP/s "
+           "the kernels of `coopdialect.kernels.attention` (PTX: the tiles and stages of "
+           "`PTX_TUNED`, op by op after `pipeline-coop-loads`; Vulkan: the tiles of "
+           "`examples/attention.mlir`, 48 KB of shared memory) against torch's "
+           "scaled_dot_product_attention, the fastest of its backends; TFLOP/s "
            "(4·B·H·S²·D, halved when causal); error: the worst |error| / bound over O and LSE."]
     steps = list(dict.fromkeys(r.get("lowering", "") for r in rows))
-    if len(steps) > 1:  # rows measured at different steps of the lowering say which
-        out[0] += (" The lowering column names the step of `What each step bought` a row was "
-                   "measured at (" + ", ".join(s for s in steps if s) + ").")
+    if len(steps) > 1:  # rows measured with different tiles or lowerings say which
+        out[0] += " The lowering column gives each row's tiles and staging."
     out += ["", "| dtype | B x H x S | D | causal | backend | coop | torch (fastest) | TFLOP/s | ratio "
             "| error / bound |" + (" lowering |" if len(steps) > 1 else ""),
             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if len(steps) > 1 else "")]

@@ -147,6 +147,11 @@ PTX_AFN: dict[tuple[str, str], Bound] = {
     ("math.erf", "f32"): Bound("absolute 2^-20", "the fast erf sequence of coopdialect.math_approx "
                                "(modelled in tests, measured by tests/gpu/test_gpu_math.py)",
                                _abs(approx.ERF_FAST_BOUND_ABS)),
+    # .ftz: a result below 2^-126 (x < -126) becomes 0, an error below 2^-126; above it the
+    # instruction's 2 ulp (2.5 from exact)
+    ("math.exp2", "f32"): Bound("2.5 ulp, or absolute 2^-126 below 2^-126 (flushed)",
+                                _PTX_ISA + ".21 ex2 .ftz",
+                                _plus(_EXP2_F32, _abs(2.0 ** -126))),
 }
 
 

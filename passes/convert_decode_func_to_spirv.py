@@ -7,9 +7,12 @@ becomes `OpFunction T (ptr, blockCoord, coordInBlock)`:
 
 * `ptr`: `OpTypePointer PhysicalStorageBuffer` to a Block struct of one runtime array of E
   (ArrayStride = sizeof(E), member Offset 0), decorated Aliased (a PhysicalStorageBuffer pointer
-  parameter must carry exactly one of Aliased / Restrict). The driver fills it with
-  `Pointer + index * sizeof(E)` — E is the load's memref element type, i.e. the pointee of the
-  load's Pointer — so (%m, %index) of the IR are this one pointer.
+  parameter must carry exactly one of Aliased / Restrict). The extension fills it with
+  `Pointer + index * sizeof(pointee)`; SPIR-V gives a struct ending in a runtime array no size,
+  and the H200's driver counts one element (sizeof(E), E the load's memref element type), so
+  (%m, %index) of the IR are this one pointer there. A pointee of defined size sizeof(E) (E
+  itself, offsets by OpPtrAccessChain on an ArrayStride-decorated pointer type) would not rest
+  on that reading.
 * `blockCoord`, `coordInBlock`: `OpTypeArray` of Dim 32-bit integers; the IR's scalar parameters
   are `OpCompositeExtract`s of them (emitted only for the parameters that are used).
 

@@ -52,7 +52,7 @@ that has not landed, so a wrong wait count fails the test, not just a wrong numb
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -238,15 +238,22 @@ def _static_span(layout: SSAValue, _depth: int = 0) -> tuple[int, ...] | None:
 
 
 def _view_permutation(op: coop_nv2.LoadTensorOp) -> tuple[int, ...] | str:
-    """The permutation of the load's tensor view when the view only permutes the dimensions of a
-    2-D layout (hasDimensions false, no clip, no set ops), else why it is not staged."""
+    """The permutation of the load's tensor view when the view only permutes the layout's
+    dimensions (hasDimensions false, no clip, no set ops) and leaves all but the last two in
+    place, else why it is not staged."""
     vt, lt = op.view.type, op.layout.type
     state = ta.constant_view_state(op.view)
-    if (not isinstance(vt, ta.TensorViewType) or vt.has_dims or vt.rank != 2 or lt.rank != 2
-            or state != ta.ViewState.create(2)):
-        return ("its tensor view does more than permute the two dimensions of a 2-D layout "
-                "(dimensions, strides or a clip): only a plain or transposing view is staged")
-    return vt.perm
+    rank = getattr(lt, "rank", 0)
+    if (not isinstance(vt, ta.TensorViewType) or vt.has_dims or vt.rank != rank
+            or state != ta.ViewState.create(rank)):
+        return ("its tensor view does more than permute the layout's dimensions (dimensions, "
+                "strides or a clip): only a plain view or one that swaps the last two "
+                "dimensions is staged")
+    ident = tuple(range(rank))
+    if tuple(vt.perm) not in (ident, ident[:-2] + (rank - 1, rank - 2)):
+        return (f"its tensor view permutes the dimensions as {tuple(vt.perm)}: only a plain view "
+                "or one that swaps the last two dimensions is staged")
+    return tuple(vt.perm)
 
 
 def _stage(op: coop.LoadOp | coop_nv2.LoadTensorOp, loop: scf.ForOp) -> _Staged | str:
@@ -271,17 +278,21 @@ def _stage(op: coop.LoadOp | coop_nv2.LoadTensorOp, loop: scf.ForOp) -> _Staged 
     if sl is None:
         return ("its tensor layout is not computed by arith/tensor_addr ops from the induction "
                 "variable and loop-invariant values uniform over the workgroup")
-    perm = (0, 1) if op.view is None else _view_permutation(op)
+    perm = None if op.view is None else _view_permutation(op)
     if isinstance(perm, str):
         return perm
-    if perm == (0, 1):
+    if perm is None or perm == tuple(sorted(perm)):
         # the copy reads each element through the layout exactly as the load does
         return _Staged(op, m.rows, m.columns, sl, coop.Layout.RowMajor)
-    # a transposing view reads matrix (r, c) from span coordinate (c, r) when the span is
-    # columns x rows: the copy takes the span as it lies and the slot is read column-major
-    if _static_span(op.layout) != (m.columns, m.rows):
+    # a view swapping the last two dimensions reads matrix (r, c) from span coordinate
+    # (0, ..., 0, c, r) when the span is 1 x ... x 1 x columns x rows (matrixCoordToTensor-
+    # ElementWithView: the linear index r*cols + c splits in the view's order): the copy takes
+    # the span as it lies (no view: (i, j) -> (0, ..., 0, i, j)) and the slot is read
+    # column-major
+    want = (1,) * (len(perm) - 2) + (m.columns, m.rows)
+    if _static_span(op.layout) != want:
         return (f"its transposing view reads a {m.rows}x{m.columns} matrix from a layout whose "
-                f"span is not the constant {m.columns}x{m.rows}")
+                f"span is not the constant {'x'.join(map(str, want))}")
     return _Staged(op, m.columns, m.rows, sl, coop.Layout.ColumnMajor)
 
 
@@ -405,6 +416,7 @@ class StageLoopLoads(RewritePattern):
 
     stages: int
     strict: bool = False
+    shared: dict = field(default_factory=dict)  # (block, k, buffer type) -> buffer of the block's loops
 
     def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
         if not isinstance(loop, scf.ForOp) or STAGES_ATTR in loop.attributes:
@@ -423,10 +435,18 @@ class StageLoopLoads(RewritePattern):
             kernel = kernel.parent_op()
         start = InsertPoint.at_start(kernel.body.block)
         entry = _Builder(rewriter, start, (start, {}), loop.location)
-        for s in staged:
+        for k, s in enumerate(staged):
             t = coop_async.workgroup_memref([S * s.slot], s.load.pointer.type.element_type)
+            # Loops of one block run one after the other, each drained by its trailing
+            # async_wait_group 0 (a workgroup barrier): the k-th staged load of each may share
+            # one buffer, as the k-th tile of consecutive iterations of one loop does.
+            key = (id(loop.parent_block()), k, t)
+            if key in self.shared:
+                s.buffer = self.shared[key]
+                continue
             s.buffer = entry.add(coop_async.AllocWorkgroupOp(t), s.load.location).results[0]
             s.buffer.name_hint = (s.load.pointer.name_hint or "w") + "_stages"
+            self.shared[key] = s.buffer
         lb, ub, step = loop.lb, loop.ub, loop.step
         trip = _static_trip(lb, ub, step)
 

@@ -28,7 +28,7 @@ What is lifted (the inverse of `convert-coop-to-spirv`, plus the shapes glslang 
   cooperative-matrix-2 instructions `coop.load_tensor`/`store_tensor`/`reduce`/`convert`/
   `transpose`/`per_element_op`; a CombineFunc / Func / DecodeFunc becomes a `func.func`
   `<kernel>_<name>` (a DecodeFunc's PhysicalStorageBuffer parameter the load's memref and
-  element index).
+  the byte Pointer + index * sizeof(its pointee), as the extension defines it).
 
 What cannot be lifted is refused with one line naming the instruction at its word offset
 (`file:0:W: error: ...`): a barrier other than a workgroup one, variable pointers, OpSwitch, a dynamic
@@ -73,10 +73,12 @@ from coopdialect.passes.raise_spirv_values import (
     Composite,
     Refuse,
     VarPointer,
+    byte_size,
     components,
     coop_type,
     is_aggregate,
     refuse,
+    scalar_bytes,
     scalar_type,
 )
 from coopdialect.spirv.grammar_tables import ENUMS
@@ -314,7 +316,7 @@ class _Kernel(MemoryLifting, ControlLifting):
         args = list(body.block.args)
         if memref_type is not None:
             d = (len(args) - 2) // 2
-            self.values[params[0]] = BufferPointer(args[0], args[1], None, 0, params[0].type.pointee)
+            self.values[params[0]] = self.decode_pointer(params[0].type.pointee, args[0], args[1], memref_type)
             self.values[params[1]] = Composite(tuple(args[2:2 + d]))
             self.values[params[2]] = Composite(tuple(args[2 + d:]))
         else:
@@ -328,6 +330,25 @@ class _Kernel(MemoryLifting, ControlLifting):
         helper = func.FuncOp(f"{prefix}_{self.fn.sym_name.data}", (ins, outs), body)
         helper.location = self.fn.location
         return helper
+
+    def decode_pointer(self, pointee: Attribute, buffer: SSAValue, index: SSAValue,
+                       memref_type: MemRefType) -> BufferPointer:
+        """A DecodeFunc's pointer parameter: Pointer + index * sizeof(pointee) bytes
+        (SPV_NV_cooperative_matrix2, "Tensor Layout and View"), `index` being the tensor element
+        index of the IR's DecodeFunc and Pointer element 0 of `buffer`. A pointee ending in a
+        runtime array counts one element of it (SPIR-V gives such a type no size; it is what
+        glslang writes for `T v[]` in a buffer_reference block, and how the H200 driver counts)."""
+        try:
+            size = byte_size(pointee)
+        except ValueError:
+            size = 0
+        if size <= 0:
+            refuse(self.fn, f"the DecodeFunc's pointer parameter points to {pointee}, which has no size "
+                            "in a buffer (the pointer is Pointer + index * its size)")
+        esize = scalar_bytes(memref_type.element_type)
+        if size % esize == 0:  # whole memref elements
+            return BufferPointer(buffer, self.imul(index, size // esize), None, 0, pointee)
+        return BufferPointer(buffer, None, self.imul(index, size), 0, pointee)
 
     def workgroup_size(self) -> tuple[int, int, int]:
         name = self.entry.fn.root_reference.data

@@ -127,7 +127,9 @@ def arm_blocked_gemm(rng) -> Run:
 
 def q8_words(q: np.ndarray, s: np.ndarray) -> np.ndarray:
     """A (M x K) as the shader's Q8 blocks: per 32 elements of a row 36 bytes: the scale byte,
-    the 32 values as two's-complement bytes, 3 unused; as 32-bit words."""
+    the 32 values as two's-complement bytes, 3 unused; as 32-bit words. Block (r, j) starts at
+    byte 36 * (r * K/32 + j): the DecodeFunc's pointer is Pointer + index * sizeof(Q8Block)
+    (SPV_NV_cooperative_matrix2), the index counting blocks (layout strides (K/32, 1))."""
     m, kb = s.shape
     blocks = np.zeros((m, kb, 36), np.uint8)
     blocks[:, :, 0] = s
@@ -196,10 +198,7 @@ CASES: dict[str, Case] = {
     "khr_gemm_s8": Case(khr_gemm_s8),
     "nv_gemm": Case(nv_gemm),
     "arm_blocked_gemm": Case(arm_blocked_gemm, vulkan="no VK_ARM_cooperative_matrix_layouts on the H200"),
-    "coopmat2_gemm_decode": Case(coopmat2_gemm_decode, vulkan=(
-        "hangs the H200's Vulkan driver 580.159.04 (the fence never signals, then "
-        "VK_ERROR_DEVICE_LOST for every context): a workgroup-scope DecodeFunc block load; the "
-        "raised IR runs through PTX")),
+    "coopmat2_gemm_decode": Case(coopmat2_gemm_decode),
     "coopmat2_reduce": Case(coopmat2_reduce),
     "khr_control_flow": Case(khr_control_flow),
 }

@@ -31,8 +31,8 @@ OPS = {"math.exp": 1, "math.exp2": 1, "math.log": 1, "math.log2": 1, "math.sqrt"
        "math.ceil": 1, "math.trunc": 1, "math.roundeven": 1, "math.fma": 3, "arith.maxnumf": 2,
        "arith.minnumf": 2}
 # ops with fastmath flags, per backend: (op, flags) -> the types measured (PTX takes the fast erf
-# for an f32 erf marked afn; f16/bf16 erf take it anyway)
-FLAGGED = {("math.erf", "afn"): ("f32",)}
+# for an f32 erf marked afn; f16/bf16 erf take it anyway; an f32 exp2 marked afn is .ftz)
+FLAGGED = {("math.erf", "afn"): ("f32",), ("math.exp2", "afn"): ("f32",)}
 TYPES = {"cuda": ("f32", "f16", "bf16"), "vulkan": ("f32", "f16"), "interp": ("f32", "f16", "bf16")}
 
 

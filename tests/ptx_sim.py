@@ -352,6 +352,10 @@ class Kernel:
                     size = (size + a - 1) // a * a
                     self.shared[op.sym_name.data] = size + 16  # never address 0
                     size += op.size.data
+        if kernel.dynamic_shared is not None:  # `.extern .shared .align 1024`, after the static
+            size = (size + 1023) // 1024 * 1024
+            self.shared[kernel.dynamic_shared_name] = size + 16
+            size += kernel.dynamic_shared.data
         self.shared_size = size + 16
         self.code = self._decode()
 
@@ -563,6 +567,40 @@ class Kernel:
                 v = regs[arg]
                 regs[o0], regs[o1] = v & m, v >> h & m
             return unpack
+        if isinstance(op, ptx.CpAsyncOp):
+            # the source is read when the copy is issued; the bytes land in shared memory only
+            # at the cp.async.wait_group that retires the copy's group, so a read before it
+            # sees the old bytes (a missing wait fails a comparison)
+            dst, src, n, off = id(op.dst), id(op.src), op.size.data, op.offset.data
+            size = id(op.src_size) if op.src_size is not None else None
+
+            def cp_async(regs, mem, shared, sreg):
+                take = n if size is None else regs[size]
+                data = np.zeros(n, np.uint8)
+                if take:
+                    buf, o = self._addr("global", regs[src], take, mem, shared)
+                    data[:take] = buf[o:o + take]
+                addr = regs[dst] + off
+                if addr % n:
+                    raise SimError(f"misaligned cp.async of {n} bytes at {addr}")
+                self._addr("shared", addr, n, mem, shared)
+                regs.setdefault("cp.async group", []).append((addr, data))
+            return cp_async
+        if isinstance(op, ptx.CpAsyncCommitGroupOp):
+            def commit(regs, mem, shared, sreg):
+                regs.setdefault("cp.async pending", []).append(regs.pop("cp.async group", []))
+            return commit
+        if isinstance(op, ptx.CpAsyncWaitGroupOp):
+            keep = op.pending.data
+
+            def wait(regs, mem, shared, sreg):
+                pending = regs.get("cp.async pending", [])
+                done, regs["cp.async pending"] = (pending[:len(pending) - keep],
+                                                  pending[len(pending) - keep:]) if keep else (pending, [])
+                for group in done:
+                    for addr, data in group:
+                        shared[addr:addr + len(data)] = data
+            return wait
         if isinstance(op, ptx.LdOp | ptx.StOp):
             mods = op.mods.data
             tokens = mods.strip(".").split(".")

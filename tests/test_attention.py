@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import ml_dtypes
@@ -18,7 +19,8 @@ import pytest
 from validators import spirv_val
 
 from coopdialect import api
-from coopdialect.kernels.attention import EXAMPLE, AttentionConfig, attention_ir, attention_module, grid
+from coopdialect.kernels.attention import (EXAMPLE, PTX_TUNED, AttentionConfig, attention_ir,
+                                           attention_module, grid, ptx_pipeline)
 from coopdialect.kernels.attention_bound import error_bound, row_stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,6 +136,90 @@ def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
         assert np.array_equal(got[i].view(np.uint8), want[i].view(np.uint8)), \
             f"buffer {i}: {np.count_nonzero(got[i] != want[i])} elements differ"
     assert np.abs(want[3].astype(np.float64)).max() > 0
+
+
+def _staged(text: str, stages: int):
+    module = api.parse(text)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        api.run_pipeline(module, f"pipeline-coop-loads{{stages={stages}}}")
+    return module
+
+
+@pytest.mark.parametrize("cfg,s,causal,shift,stages", [
+    (AttentionConfig(16, "f16", 64, 32, 128), 40, True, 0, 2),
+    (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 0, 3),
+    (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 2, 3),
+    (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0, 2)],
+    ids=["d16_s2_causal", "d64_s3_causal", "d64_s3_causal_unaligned", "d32_bf16_s2"])
+def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
+    """`pipeline-coop-loads{stages=S}` stages K (a 3-D layout read through the view that swaps
+    its last two dimensions) and V in both key loops, which share their buffers; the staged
+    kernel interprets to the same bits as the original (the interpreter refuses a read of a
+    copy that has not landed), and its PTX — op by op, cp.async copies of 16-byte groups into
+    the wgmma tiles (src-size 0 past S), one barrier per wait — runs on the simulator, where
+    a copy lands only at the cp.async.wait_group that retires it, to the same bits."""
+    import ptx_sim
+
+    from coopdialect.dialects import coop_async
+
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.integers(-3, 4, s * cfg.head_dim).astype(NP[cfg.dtype]) for _ in range(3))
+    scale = np.float32(0.3)
+    text = attention_module([cfg])
+    want = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
+    api.run_kernel(api.parse(text), cfg.name, want + [1, 1, s, scale, int(causal)])
+    module = _staged(text, stages)
+    ops = list(module.walk())
+    assert sum(isinstance(o, coop_async.AllocWorkgroupOp) for o in ops) == 2  # K and V, shared
+    assert sum(isinstance(o, coop_async.AsyncCopyTensorOp) for o in ops) == 4 * stages
+    staged = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
+    api.run_kernel(module, cfg.name, staged + [1, 1, s, scale, int(causal)])
+    for i in (3, 4):
+        assert np.array_equal(staged[i].view(np.uint8), want[i].view(np.uint8))
+    from coopdialect.context import make_context
+    from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
+
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        ConvertCoopToPtxPass().apply(make_context(), module)
+    kernel = {x.sym_name.data: x for x in module.ops}[cfg.name]
+    got = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32), struct.pack("<i", 1),
+           struct.pack("<i", 1), struct.pack("<i", s), struct.pack("<f", scale),
+           struct.pack("<i", int(causal))]
+    ptx_sim.Kernel(kernel).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1), [shift] * 3 + [0, 0])
+    for i in (3, 4):
+        assert np.array_equal(got[i].view(np.uint8), want[i].view(np.uint8)), \
+            f"buffer {i}: {np.count_nonzero(got[i] != want[i])} elements differ"
+
+
+@pytest.mark.parametrize("d", sorted(PTX_TUNED))
+def test_tuned_ptx_kernels_assemble(d, tmp_path):
+    """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB of shared memory, K and V
+    staged S-1 blocks ahead): ptxas accepts them without spills, their shared memory is the
+    kernel's dynamic `.extern .shared` array, and the launch asks for exactly Q + S x (K + V)."""
+    from coopdialect.ptx.launch import describe
+    from coopdialect.ptx.printer import emit_ptx
+    from validators import ptxas
+
+    cfg, stages = PTX_TUNED[d]
+    module = api.parse(attention_module([cfg]))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        api.run_pipeline(module, ptx_pipeline(stages))
+    text = emit_ptx(module)
+    (desc,) = describe(module)["kernels"]
+    want = 2 * cfg.block_m * d + stages * 2 * (2 * cfg.block_n * d)
+    assert desc["dynamic_shared_bytes"] == want > 48 * 1024
+    assert f".extern .shared .align 1024 .b8 {cfg.name}_dsmem[];" in text
+    assert ".shared .align" not in text.replace(".extern .shared", "")
+    assert "cp.async.cg.shared.global" in text and "cp.async.wait_group" in text
+    path = tmp_path / "a.ptx"
+    path.write_text(text)
+    r = subprocess.run([ptxas(), "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "a.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes spill stores" in r.stderr, r.stderr
 
 
 def test_spirv_is_valid_and_raises_to_the_same_results(tmp_path):

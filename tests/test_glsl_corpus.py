@@ -451,3 +451,32 @@ def test_uniform_block_mixed_block_and_while_true(tmp_path):
     want = 3 * (a[:256].reshape(16, 16).astype(np.float64) @ a[256:].reshape(16, 16).astype(np.float64)) * 2.0
     np.testing.assert_array_equal(c.reshape(16, 16), want)
     assert count[0] == 3
+
+
+def test_decode_pointer_counts_the_pointee_size(tmp_path):
+    """SPV_NV_cooperative_matrix2: a DecodeFunc's pointer is Pointer + index * sizeof(its pointee).
+    coopmat2_gemm_decode without its 3 unused bytes: Q8Block is 33 bytes, not a whole number of the
+    buffer's 32-bit words, so the blocks lie 33 bytes apart (what the H200 reads too)."""
+    text = corpus.source("coopmat2_gemm_decode").read_text()
+    src = tmp_path / "q33.comp"
+    src.write_text(text.replace(" uint8_t pad[3];", ""))
+    assert src.read_text() != text
+    out = tmp_path / "q33.spv"
+    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o", str(out), str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+    M, N, K = 128, 32, 64
+    rng = np.random.default_rng(33)
+    q = rng.integers(-8, 8, (M, K))
+    s = rng.choice(np.array([4, 8, 16, 32], np.uint8), (M, K // 32))
+    blocks = np.zeros((M, K // 32, 33), np.uint8)
+    blocks[:, :, 0] = s
+    blocks[:, :, 1:] = q.reshape(M, K // 32, 32).astype(np.int8).view(np.uint8)
+    words = np.zeros(-(-blocks.size // 4) * 4, np.uint8)
+    words[:blocks.size] = blocks.ravel()
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    c = np.zeros(M * N, np.float32)
+    module, kernel = corpus.raised_kernel(out.read_bytes(), "q33")
+    api.run_kernel(module, kernel, [words.view(np.int32), b.ravel(), c, M, N, K], (N // 16, M // 64, 1))
+    a = q * np.repeat(s.astype(np.float64), 32, axis=1) / 16
+    np.testing.assert_array_equal(c.reshape(M, N), (a @ b.astype(np.float64)).astype(np.float32))

@@ -257,24 +257,9 @@ func.func @k(%X: memref<64x64xf16>) attributes {coop.workgroup_size = array<i32:
 }
 """
 
-REDUCE_24 = """
-func.func @add(%a: f32, %b: f32) -> f32 {
-  %r = arith.addf %a, %b : f32
-  func.return %r : f32
-}
-func.func @k(%X: memref<64x64xf32>) attributes {coop.workgroup_size = array<i32: 32, 1, 1>} {
-  %z = arith.constant 0.0 : f32
-  %m = coop.composite_construct %z : f32 -> !coop.matrix<16x24xf32, Subgroup, MatrixAcc>
-  %r = coop.reduce Row|Column %m, @add : !coop.matrix<16x24xf32, Subgroup, MatrixAcc> -> !coop.matrix<16x24xf32, Subgroup, MatrixAcc>
-  func.return
-}
-"""
-
-
 @pytest.mark.parametrize("text,message", [
     (REDUCE_WG, "'coop.reduce' op Column reduce of a Workgroup-scope matrix has no PTX lowering"),
     (CONVERT_B_WG, "'coop.convert' op convert of a Workgroup-scope accumulator to MatrixB"),
-    (REDUCE_24, "'coop.reduce' op Row|Column reduce of 24 columns"),
 ])
 def test_unsupported_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     p = tmp_path / "k.mlir"

@@ -26,6 +26,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -190,7 +191,12 @@ class KernelOp(IRDLOperation):
     @property
     def dynamic_shared_name(self) -> str:
         """The `.extern .shared` array of this kernel (declared at module scope)."""
-        return f"{self.sym_name.data}_dsmem"
+        return self.dynamic_shared_name_of(self.sym_name.data)
+
+    @staticmethod
+    def dynamic_shared_name_of(kernel: str) -> str:
+        """The `.extern .shared` array of kernel `kernel`."""
+        return f"{kernel}_dsmem"
 
 
 @irdl_op_definition
@@ -728,17 +734,25 @@ class CpAsyncBulkTensorOp(PtxOp):
 
 @irdl_op_definition
 class CpAsyncOp(PtxOp):
-    """`cp.async.ca.shared.global [dst], [src], size;` (9.7.9.25.3): an asynchronous copy of 4, 8
-    or 16 bytes from global to shared memory by this thread, in its current cp.async group."""
+    """`cp.async.ca.shared.global [dst+offset], [src], size[, src_size];` (PTX ISA 9.7.9.25.3):
+    an asynchronous copy of 4, 8 or 16 bytes from global to shared memory by this thread, in its
+    current cp.async group. `offset` is a byte offset added to dst; with `src_size` (a .b32
+    register, 0 ... size) only that many bytes are read and the rest of the destination is
+    zero-filled (src_size 0: zeros, nothing read). 16-byte copies use `.cg` (cached in L2 only,
+    which the ISA allows for 16 bytes alone), others `.ca`."""
 
     name = "ptx.cp_async"
     PTX_VERSION: ClassVar[tuple[int, int]] = (7, 0)
     dst = operand_def(RegType)
     src = operand_def(RegType)
+    src_size = opt_operand_def(RegType)
     size = prop_def(IntAttr)
+    offset = prop_def(IntAttr)
 
-    def __init__(self, dst: SSAValue, src: SSAValue, size: int):
-        super().__init__(operands=[dst, src], properties={"size": IntAttr(size)})
+    def __init__(self, dst: SSAValue, src: SSAValue, size: int, src_size: SSAValue | None = None,
+                 offset: int = 0):
+        super().__init__(operands=[dst, src, [src_size] if src_size is not None else []],
+                         properties={"size": IntAttr(size), "offset": IntAttr(offset)})
 
     def verify_(self) -> None:
         if self.size.data not in (4, 8, 16):

@@ -6,14 +6,23 @@
   Stores write the active in-bounds elements; out-of-bounds stores are discarded in every clamp
   mode but Undefined (an error). Two elements stored to one address with different values is an
   error (the order is unspecified); a block size > 1 on a store is an error (the spec forbids it).
-  Every index that is used must lie inside the memref, else an error.
+  Every index that is used must lie inside the memref, else an error. A DecodeFunc gets the
+  memref and the tensor element index in its elements (SPIR-V's pointer Pointer + index ×
+  sizeof(pointee) is made of these by the raiser and convert-coop-to-spirv).
 * Functions (DecodeFunc, CombineFunc, per-element Func) are called once per batch, not once per
   element: each parameter gets a 1-D numpy array over the elements (the interpreter's lane-vector
   convention, so the function's arith/memref ops run vectorized). The functions must therefore be
   straight-line code (no control flow on the per-element values).
-* reduce: a pairwise tree along the reduced axis (CombineFunc should be commutative and
-  associative; on exactly representable data every order gives the same result). The Column
-  rule combines each column (the text's "corresponding row" under Column is a typo).
+* reduce: the spec leaves the order of the CombineFunc calls open ("should be mathematically
+  commutative and associative"); the interpreter fixes it as the halving tree along the reduced
+  axis: with P the power of two at or above its length n, for h = P/2, P/4, ..., 1 element i
+  becomes CombineFunc(element i, element i + h) where i + h < n (the others pass), and n
+  becomes h. Row|Column reduces each row, then the rows' results. On the backends' register
+  layouts (8-column tiles of quads of lanes holding column pairs) this tree combines a lane's
+  own values first and crosses lanes in two shuffles at the end, so the PTX lowering follows it
+  bit for bit at the least cost. On exactly representable data every order gives the same
+  result. The Column rule combines each column (the text's "corresponding row" under Column
+  is a typo).
 * Workgroup-scope matrices: every subgroup runs the whole kernel and so computes the whole
   matrix identically (loads, mul_add, reduce, ...); stores write the same values from every
   subgroup, so they are idempotent. Operands must be uniform.
@@ -137,11 +146,15 @@ class CoopNV2Functions(InterpreterFunctions):
             return _call(interpreter, op, op.combine_func, [p.reshape(-1), q.reshape(-1)],
                          p.size, dt).reshape(p.shape)
 
-        def tree(a: np.ndarray) -> np.ndarray:  # reduce the last axis
-            while a.shape[-1] > 1:
-                h = a.shape[-1] // 2
-                y = combine(a[..., 0:2 * h:2], a[..., 1:2 * h:2])
-                a = np.concatenate([y, a[..., 2 * h:]], axis=-1) if a.shape[-1] % 2 else y
+        def tree(a: np.ndarray) -> np.ndarray:  # reduce the last axis: the halving tree
+            n = a.shape[-1]
+            h = (1 << (n - 1).bit_length()) // 2 if n > 1 else 0
+            while h >= 1:
+                if n > h:  # element i takes element i + h; those without a partner pass
+                    y = combine(a[..., :n - h], a[..., h:n])
+                    a = np.concatenate([y, a[..., n - h:h]], axis=-1)
+                    n = h
+                h //= 2
             return a[..., 0]
 
         if mask == nv2.REDUCE_2X2:
@@ -154,7 +167,7 @@ class CoopNV2Functions(InterpreterFunctions):
         if mask == nv2.REDUCE_COLUMN:
             cols = tree(x.T)
             return (np.broadcast_to(cols[None, :], (r.rows, r.columns)).copy(),)
-        total = tree(x.reshape(1, -1))
+        total = tree(tree(x)[None, :])  # each row, then the rows' results
         return (np.broadcast_to(total[:, None], (r.rows, r.columns)).copy(),)
 
     @impl(nv2.ConvertOp)

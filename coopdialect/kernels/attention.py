@@ -28,7 +28,7 @@ per batch and head, rows of the softmax along the keys:
       S  = Q Kᵀ                                      coop.mul_add, f32 accumulator
       S2 = S * scale2, or -FLT_MAX where masked       coop.per_element_op (row, column known)
       mb = rowmax(S2); mn = max(m, mb)                coop.reduce Row @max
-      P  = exp2(S2 - mn); a = exp2(m - mn)            math.exp2 in a per_element_op
+      P  = exp2(S2 - mn); a = exp2(m - mn)            math.exp2 fastmath<afn> in a per_element_op
       l  = a * l + rowsum(P)                          coop.reduce Row @add
       O  = a * O + T(P) V                             coop.f_convert, coop.convert to MatrixA,
                                                       coop.mul_add
@@ -95,8 +95,21 @@ class AttentionConfig:
 
 
 # The kernels of examples/attention.mlir: f16, the largest tiles whose staged operands fit 48 KB
-# of shared memory (Q, a K block and a V block: 32 KB at D 64, 48 KB at D 128).
+# of shared memory (Q, a K block and a V block: 32 KB at D 64, 48 KB at D 128), the most a
+# Vulkan driver gives a workgroup (the H200's maxComputeSharedMemorySize).
 EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16", 64, 64, 128))
+
+# The fastest PTX form measured on the H200 per head dim (docs/attention.md, "Tiles"): tiles
+# and the stages of `pipeline-coop-loads`, which copies the K and V blocks S-1 iterations ahead
+# with cp.async into shared memory the kernel takes dynamically (Q + S x (K + V): 64 KB at
+# D 64, 224 KB at D 128 of sm_90's 227 KB).
+PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 64, 256), 4),
+             128: (AttentionConfig(128, "f16", 128, 128, 256), 3)}
+
+
+def ptx_pipeline(stages: int) -> str:
+    """The coop-opt pipeline of a PTX kernel with `stages` (0: no staging pass)."""
+    return (f"pipeline-coop-loads{{stages={stages}}}," if stages else "") + "convert-coop-to-ptx"
 
 
 def _helpers() -> list[str]:
@@ -135,10 +148,10 @@ def _helpers() -> list[str]:
         "  %y = arith.maximumf %a, %b : f32",
         "  func.return %y : f32",
         "}",
-        "// exp2(x - m)",
+        "// exp2(x - m); afn: PTX may flush results below 2^-126 to 0 (ex2.approx.ftz)",
         "func.func @exp2_sub(%r: i32, %c: i32, %x: f32, %m: f32) -> f32 {",
         "  %d = arith.subf %x, %m : f32",
-        "  %e = math.exp2 %d : f32",
+        "  %e = math.exp2 %d fastmath<afn> : f32",
         "  func.return %e : f32",
         "}",
         "// the natural log-sum-exp of a row from its base-2 max m and sum l: (m + log2 l) ln 2",

@@ -19,10 +19,13 @@ u_T W is P's rounding to T before P·V (the kernel's row sum l adds the f32 P, s
 the numerator are off by P's rounding), u_T |o| the output's rounding; η collects the f32 errors:
 the scores' (4 roundings: S, log2(e), scale2, S·scale2), the subtractions' of the running max
 (all within 2M, magnified by ln 2 through exp2), the exponentials', the rescalings' and the sums'.
-z Z is P below 2^-14 rounded to an f16 subnormal (absolute error 2^-25; bf16: 2^-134).
+z Z is P below 2^-14 rounded to an f16 subnormal (absolute error 2^-25; bf16: 2^-134). On
+cuda the exponentials are `ex2.approx.ftz` (the kernel's exp2 is marked `fastmath<afn>`): a P
+below 2^-126 is 0, so z is at least 2^-126, and the row sum l (at least 1) loses at most
+n·2^-126, a relative error f = n·2^-126 added to η and κ (0 elsewhere).
 
-    η = 2γ + (b + 1)u + b e_sum + (s_l + 2b)u,   γ = ln2 (8.02 u M + g) + (b + 1) e_exp
-    κ = ln2 (8.02 u M + g) + (b + 1) e_exp + (s_l + 2b)u + ln2 (u (log2 n + 1) + e_log2)
+    η = 2γ + (b + 1)u + b e_sum + (s_l + 2b)u + f,   γ = ln2 (8.02 u M + g) + (b + 1) e_exp
+    κ = ln2 (8.02 u M + g) + (b + 1) e_exp + (s_l + 2b)u + f + ln2 (u (log2 n + 1) + e_log2)
 
 with, per device:
 
@@ -123,9 +126,12 @@ def error_bound(stats: RowStats, config: AttentionConfig, causal: bool,
         else:
             e_exp, s_l, div = (3 + 4 * m) * g23, float(bn), 2.5 * g23
             e_log2 = 3 * g23 * (1 + np.log2(n)) + 2.0 ** -21
+    flush = n * 2.0 ** -126 if device == "cuda" else 0.0
+    if device == "cuda":
+        z = max(z, 2.0 ** -126)
     ln2 = np.log(2.0)
     gamma = ln2 * (8.02 * u * m + g) + (b + 1) * e_exp
-    lam = (s_l + 2 * b) * u
+    lam = (s_l + 2 * b) * u + flush
     eta = (2 * gamma + (b + 1) * u + b * e_sum + lam) * 1.01
     kappa = (gamma + lam + ln2 * (u * (np.log2(n) + 1) + e_log2)) * 1.01
     bo = ut * np.abs(stats.o) + (1 + ut) * ((ut + eta[..., None]) * stats.w_abs_v

@@ -52,6 +52,19 @@ from coopdialect.errors import CoopError
 # the six register types, shared (attributes are immutable): a lowering asks for thousands
 _REG_TYPES = {k: RegType(k) for k in ptx.REG_KINDS}
 
+STATIC_SHARED_BYTES = 48 * 1024
+"""Bytes of `.shared` a kernel may declare statically (CUDA's limit per block); past them the
+kernel's arrays move into its dynamic shared memory (`KernelLowering.run`)."""
+_SHARED_PER_BLOCK = {"sm_90": 232448, "sm_80": 166912, "sm_87": 166912, "sm_86": 101376,
+                     "sm_89": 101376}
+"""Bytes of shared memory one block may use, dynamic included (CUDA's
+sharedMemPerBlockOptin: 227 KB on sm_90, 163 KB on sm_80/87, 99 KB on sm_86/89)."""
+
+
+def max_shared_bytes(target: str) -> int:
+    """Bytes of shared memory a kernel for `target` ("sm_80" ... "sm_90a") may use in all."""
+    return _SHARED_PER_BLOCK.get(target.rstrip("a"), STATIC_SHARED_BYTES)
+
 
 def where(op: Operation) -> str:
     """`file:line:col: ` of an op when it has a FileLineColLoc, else ''."""
@@ -232,6 +245,7 @@ class KernelLowering:
     cache: dict[str, SSAValue] = field(default_factory=dict)
     shared_bytes: int = 0
     shared_decls: list[Operation] = field(default_factory=list)
+    shared_addrs: list[Operation] = field(default_factory=list)  # one mov per shared_decls entry
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
 
     def workgroup_acc_positions(self, op: Operation, t) -> list | None:
@@ -469,6 +483,7 @@ class KernelLowering:
             raise op_error(fn, "needs a coop.workgroup_size attribute (subgroup ids, warpgroups)")
         self._check_whole_warps(fn)
         self.lower_ops(fn.body.block)
+        dynamic = self._dynamic_shared(name) if self.shared_bytes > STATIC_SHARED_BYTES else 0
         first = entry.first_op
         for op in [*self.shared_decls, *self.prologue]:
             if first is None:
@@ -477,7 +492,26 @@ class KernelLowering:
                 entry.insert_op_before(op, first)
         return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
                             [a.type for a in fn.args], scalar_params=scalar_params,
-                            grid=fn.attributes.get(GRID_ATTR))
+                            grid=fn.attributes.get(GRID_ATTR), dynamic_shared=dynamic)
+
+    def _dynamic_shared(self, name: str) -> int:
+        """Place the kernel's `.shared` arrays in its dynamic shared memory (`.extern .shared`,
+        which the launch asks for): more than 48 KB cannot be declared statically. Each array
+        keeps its alignment; returns the bytes the launch must give."""
+        base = ptx.KernelOp.dynamic_shared_name_of(name)
+        size = 0
+        for decl, mov in zip(self.shared_decls, self.shared_addrs, strict=True):
+            a = decl.align.data
+            size = (size + a - 1) // a * a
+            at = self.prologue.index(mov)
+            start = ptx.MovSpecialOp(".u64", base, ptx.B64)
+            off = ptx.MovImmOp(".b64", str(size), ptx.B64)
+            addr = ptx.AddOp(".s64", [start.out, off.out], [ptx.B64])
+            mov.out.replace_all_uses_with(addr.outs[0])
+            self.prologue[at:at + 1] = [start, off, addr]
+            size += decl.size.data
+        self.shared_decls = []
+        return size
 
     def _check_whole_warps(self, fn: func.FuncOp) -> None:
         """A Subgroup-scope matrix is spread over the 32 threads of a warp, and mma.sync /
@@ -506,4 +540,5 @@ class KernelLowering:
         self.shared_bytes += size
         op = ptx.MovSpecialOp(".u64", name, ptx.B64)
         self.prologue.append(op)
+        self.shared_addrs.append(op)
         return op.out

@@ -115,7 +115,8 @@ def _kernel(k: ptx.KernelOp) -> dict:
     params = [{"kind": "pointer", "arg": i} if isinstance(t, MemRefType)
               else scalar_param_desc(i, t) for i, t in enumerate(types)]
     return {"name": name, "block": [int(x.data) for x in k.reqntid.data],
-            **grid_desc(k.grid, types), "dynamic_shared_bytes": 0,
+            **grid_desc(k.grid, types),
+            "dynamic_shared_bytes": k.dynamic_shared.data if k.dynamic_shared is not None else 0,
             "args": arg_descs(names, types), "params": params}
 
 

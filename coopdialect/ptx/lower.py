@@ -9,6 +9,7 @@ pipeline (`pipelined.py`).
 from __future__ import annotations
 
 from xdsl.dialects import func
+from xdsl.utils.exceptions import DiagnosticException
 
 import coopdialect.ptx.coop_rules  # noqa: F401  (the coop rules, subgroup and workgroup scope)
 import coopdialect.ptx.math_rules  # noqa: F401  (the math dialect)
@@ -17,8 +18,10 @@ import coopdialect.ptx.nv2_workgroup  # noqa: F401  (workgroup-scope coopmat2 + 
 import coopdialect.ptx.scalar_rules  # noqa: F401  (func, arith, scf, gpu)
 import coopdialect.ptx.sparse  # noqa: F401  (2:4 products; wraps coop.load/store)
 import coopdialect.ptx.staged_generic  # noqa: F401  (the staged form op by op)
+import coopdialect.ptx.staged_workgroup  # noqa: F401  (... at workgroup scope: cp.async into tiles)
 import coopdialect.ptx.tensor_rules  # noqa: F401  (tensor addressing)
 from coopdialect.dialects import ptx
+from coopdialect.errors import CoopError, warn
 from coopdialect.ptx.kernel_lowering import KernelLowering
 from coopdialect.ptx.pipelined import lower_staged
 from coopdialect.ptx.pipelined_plan import Options, analyze
@@ -31,7 +34,22 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
     pipeline of `coopdialect.ptx.pipelined` (`options`: its `Options`).
     """
     options = options or Options()
-    plan = analyze(fn, target, options.cluster_m, options.persistent)
+    try:
+        plan = analyze(fn, target, options.cluster_m, options.persistent)
+    except DiagnosticException as refusal:
+        # Not the warp-specialized pipeline's form: op by op (staged_workgroup.py), which
+        # copies with cp.async into the operand tiles, unless an option asks for the pipeline;
+        # if op by op fails too, the pipeline's refusal says more about what the kernel needs.
+        if options.persistent or options.cluster_m != 1:
+            raise
+        try:
+            kernel = KernelLowering(fn, target).run()
+        except DiagnosticException:
+            raise refusal from None
+        why = refusal.message if isinstance(refusal, CoopError) else str(refusal)
+        warn(getattr(refusal, "op", None) or fn, "lowered op by op (cp.async copies, one barrier "
+             f"per wait), not as the warp-specialized wgmma pipeline: {why}")
+        return kernel
     if plan is not None:
         return lower_staged(fn, target, plan, options)
     return KernelLowering(fn, target).run()

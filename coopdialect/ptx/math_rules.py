@@ -15,7 +15,8 @@ of each sequence (docs/math.md has the table, tests/gpu/test_gpu_math.py measure
   rounded); rsqrt `rsqrt.approx.f32` (relative 2^-22.9); tanh and erf the f32 sequences of
   `coopdialect.math_approx` (Horner with `fma.rn`, exp as above, `div.rn`); erf marked
   `fastmath<afn>` the fast erf without its small piece (`erf_fast_f32`: `min.NaN.f32`
-  (9.7.3.11), Horner, one `ex2.approx.ftz.f32`, `sub.rn`, `copysign`; absolute 2^-20); absf
+  (9.7.3.11), Horner, one `ex2.approx.ftz.f32`, `sub.rn`, `copysign`; absolute 2^-20); exp2
+  marked `fastmath<afn>` `ex2.approx.ftz.f32` (results below 2^-126 flushed to zero); absf
   `abs.f32`; fma `fma.rn.f32`; floor/ceil/trunc/roundeven `cvt.rmi/rpi/rzi/rni.f32.f32`;
   maxnumf/minnumf `max.f32`/`min.f32` (a NaN operand gives the other) - all exact;
 * f16 and bf16: computed in f32, rounded once with `cvt.rn.{f16,bf16}.f32` (so within half an
@@ -211,6 +212,8 @@ def emit_math(lw: KernelLowering, op_class: type[Operation], t: Attribute,
     if kind == "f32":
         if afn and op_class is math.ErfOp:
             return erf_fast_f32(lw, x, relative=False)
+        if afn and op_class is math.Exp2Op:  # one MUFU.EX2, no subnormal scaling around it
+            return lw.inst(ptx.Ex2Op, ".approx.ftz.f32", [x], "f32")
         return F32_SEQUENCES[op_class](lw, x)
     wide = lw.inst(ptx.CvtOp, f".f32.{sfx}", [x], "f32")
     # An f16 operand widened is never an f32 subnormal, and an f32 result below 2^-126 rounds to

@@ -8,10 +8,11 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   The scalar ops such bodies use (memref.load/store, casts, min/max, negation) have their rules
   here.
 * reduce (subgroup scope, accumulator fragments of `fragments.ACC_LAYOUT`): the interpreter's
-  pairwise tree, same order. Row: within a lane (columns 2q, 2q+1), `shfl.sync.bfly` 1 and 2
-  (the quad), then across column tiles. Column: `shfl.sync.bfly` 4, 8, 16 (rows g), within a
-  lane (g, g+8), then across row tiles. Row|Column: Row, then Column over the row results
-  (needs a power-of-two column count, where the flattened tree splits at row boundaries).
+  halving tree, same order (element i takes element i + h, h = P/2 ... 1). Row: across the
+  lane's column tiles (h >= 8), `shfl.sync.bfly` 2 and 1 (the quad: h = 4, 2), then the lane's
+  column pair (h = 1): two shuffles per row whatever the width. Column: across the lane's row
+  tiles (h >= 16), its rows g and g+8, then `shfl.sync.bfly` 16, 8, 4 (rows g). Row|Column:
+  Row, then Column over the row results.
   A butterfly step gives the lower lane's value as the CombineFunc's first operand on both
   lanes, so both compute the same bits (no swap is needed when the CombineFunc is one
   commutative arith op of its two arguments: `_commutative`). 2x2: through shared memory.
@@ -24,7 +25,7 @@ SPV_NV_cooperative_matrix2, with the interpreter's semantics (coopdialect/interp
   per warpgroup, rows 64(R·v + b) + 16w + g (+ 8) of warp w, columns 8j + 2q (+ 1)):
   per_element_op works on any fragment with known positions. reduce Row: a row lies in one quad
   of one warp, in the same register order as a subgroup row tile, so it is the subgroup Row
-  reduction of R 16-row tiles per warp (the interpreter's tree, no shared memory), to a result
+  reduction of R 16-row tiles per warp (the interpreter's halving tree, no shared memory), to a result
   of any column count. convert to MatrixA: no data moves, the accumulator's registers are
   wgmma's register A fragment (wgmma.py's mul_add takes them). Column, Row|Column and 2x2
   reductions, convert to MatrixB and transpose of workgroup-scope matrices are refused (one
@@ -299,11 +300,12 @@ def _shfl_bfly(lw: KernelLowering, v: SSAValue, mask: int) -> SSAValue:
 
 # One of these applied to the CombineFunc's two arguments gives the same bits in either order:
 # IEEE 754 addition and multiplication are commutative (signed zeros included; a NaN result is
-# the GPU's canonical NaN whatever the operands' payloads), and so are the integer ops. Float
-# maximum/minimum are left out: what PTX max.NaN/min.NaN give for +0 and -0 has not been checked
-# on a GPU, and the swapped butterfly keeps the interpreter's operand order whatever they do.
+# the GPU's canonical NaN whatever the operands' payloads), and so are the integer ops and
+# IEEE 754-2019 maximum/minimum (arith.maximumf/minimumf: -0 < +0 in either order), which PTX
+# max.NaN/min.NaN compute bit for bit on sm_90 (tests/gpu/test_gpu_math.py, signed zeros).
 _COMMUTATIVE = (arith.AddfOp, arith.MulfOp, arith.AddiOp, arith.MuliOp, arith.AndIOp, arith.OrIOp,
-                arith.XOrIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp)
+                arith.XOrIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
+                arith.MaximumfOp, arith.MinimumfOp)
 
 
 def _commutative(fn) -> bool:
@@ -326,12 +328,21 @@ class _Combiner:
     def __call__(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return call_reg(self.lw, self.op, self.fn, [Scalar(self.t, reg=a), Scalar(self.t, reg=b)])
 
-    def tree(self, vals: list[SSAValue]) -> SSAValue:
-        """The interpreter's pairwise tree over a list (odd tails carried to the next level)."""
-        while len(vals) > 1:
-            h = len(vals) // 2
-            nxt = [self(vals[2 * i], vals[2 * i + 1]) for i in range(h)]
-            vals = nxt + ([vals[-1]] if len(vals) % 2 else [])
+    def halving(self, vals: list) -> object:
+        """The interpreter's halving tree over a list (coop_nv2 interpreter: element i takes
+        element i + h for h = P/2 ... 1 while i + h < n); elements are registers or lists of
+        registers combined element-wise."""
+        n = len(vals)
+        h = (1 << (n - 1).bit_length()) // 2 if n > 1 else 0
+        vals = list(vals)
+        while h >= 1:
+            if n > h:
+                for i in range(n - h):
+                    a, b = vals[i], vals[i + h]
+                    vals[i] = [self(x, y) for x, y in zip(a, b)] if isinstance(a, list) \
+                        else self(a, b)
+                n = h
+            h //= 2
         return vals[0]
 
     def butterfly(self, v: SSAValue, mask: int) -> SSAValue:
@@ -348,34 +359,30 @@ class _Combiner:
 
 
 def _row_values(cb: _Combiner, x: list[SSAValue], mt: int, nt: int) -> list[list[SSAValue]]:
-    """[row tile][half] -> the reduction of that row (every lane of the quad has it)."""
+    """[row tile][half] -> the reduction of that row (every lane of the quad has it): the
+    halving tree over its columns 8j + 2q + c — the 8-column tiles j within the lane (h >= 8),
+    then lanes q ^ 2 (h = 4) and q ^ 1 (h = 2) by butterfly, then the lane's pair (h = 1)."""
     out = []
     for i in range(mt):
         halves = []
         for h in range(2):
-            per_tile = []
-            for j in range(nt):
-                base = (i * nt + j) * 4 + 2 * h
-                v = cb(x[base], x[base + 1])
-                v = cb.butterfly(v, 1)
-                v = cb.butterfly(v, 2)
-                per_tile.append(v)
-            halves.append(cb.tree(per_tile))
+            pairs = cb.halving([[x[(i * nt + j) * 4 + 2 * h + c] for c in range(2)]
+                                for j in range(nt)])
+            pairs = [cb.butterfly(cb.butterfly(v, 2), 1) for v in pairs]
+            halves.append(cb(pairs[0], pairs[1]))
         out.append(halves)
     return out
 
 
 def _column_tree(cb: _Combiner, per_row_tile: list[list[SSAValue]]) -> SSAValue:
-    """Reduce values of rows 16i + g + 8h ([i][h]) over all rows (Column order)."""
-    tiles = []
-    for top, bottom in per_row_tile:
-        vals = []
-        for v in (top, bottom):
-            for mask in (4, 8, 16):
-                v = cb.butterfly(v, mask)
-            vals.append(v)
-        tiles.append(cb(vals[0], vals[1]))
-    return cb.tree(tiles)
+    """Reduce values of rows 16i + g + 8h ([i][h]) over all rows: the halving tree over the
+    row index — the 16-row tiles i within the lane (h >= 16), the two halves (h = 8), then
+    g ^ 4, g ^ 2, g ^ 1 (lanes ^ 16, ^ 8, ^ 4) by butterfly."""
+    top, bottom = cb.halving([list(t) for t in per_row_tile])
+    v = cb(top, bottom)
+    for mask in (16, 8, 4):
+        v = cb.butterfly(v, mask)
+    return v
 
 
 def _op_by_op_workgroup_acc(lw: KernelLowering, op, t: coop.MatrixType) -> int:
@@ -443,9 +450,6 @@ def _reduce(lw: KernelLowering, op: nv2.ReduceOp) -> None:
             cols.append(pair)
         out = [cols[j][v & 1] for _ in range(rmt) for j in range(rnt) for v in range(4)]
     else:
-        if src.columns & (src.columns - 1):
-            raise op_error(op, f"Row|Column reduce of {src.columns} columns: the lowering "
-                               "needs a power-of-two column count")
         total = _column_tree(cb, _row_values(cb, x, mt, nt))
         out = [total] * (rmt * rnt * 4)
     lw.vmap[op.result] = Frag(res, out)

@@ -147,7 +147,8 @@ def _vector_groups(lw, op, t, buf, layout, view, n, es):
     ar = Arith(lw)
     last = len(layout.dimension) - 1
     consts = lambda xs: all(x.is_const for x in xs)  # noqa: E731
-    if op.decode_func is not None or coop.bit_width(buf.ty.element_type) != 8 * es \
+    if getattr(op, "decode_func", None) is not None \
+            or coop.bit_width(buf.ty.element_type) != 8 * es \
             or layout.mode.value not in ("Undefined", "Constant") \
             or not layout.clamp_value.is_const \
             or not all(b.is_const and b.const == 1 for b in layout.block_size) \

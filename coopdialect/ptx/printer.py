@@ -132,7 +132,11 @@ def _inst_text(op: Operation, n: _Names) -> str:
                 f".mbarrier::complete_tx::bytes{mc} [{n[op.dst]}], [{n[op.tmap]}, {{{coords}}}], "
                 f"[{n[op.mbar]}]{mask};")
     if isinstance(op, ptx.CpAsyncOp):
-        return f"cp.async.ca.shared.global [{n[op.dst]}], [{n[op.src]}], {op.size.data};"
+        cache = "cg" if op.size.data == 16 else "ca"
+        off = f"+{op.offset.data}" if op.offset.data else ""
+        tail = f", {n[op.src_size]}" if op.src_size is not None else ""
+        return (f"cp.async.{cache}.shared.global [{n[op.dst]}{off}], [{n[op.src]}], "
+                f"{op.size.data}{tail};")
     if isinstance(op, ptx.CpAsyncCommitGroupOp):
         return "cp.async.commit_group;"
     if isinstance(op, ptx.CpAsyncWaitGroupOp):

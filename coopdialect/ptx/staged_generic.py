@@ -25,7 +25,8 @@ from coopdialect.dialects.coop_async import (
     AsyncCopyOp,
     AsyncWaitGroupOp,
 )
-from coopdialect.ptx.kernel_lowering import Buf, KernelLowering, Scalar, op_error, rule, width
+from coopdialect.ptx.kernel_lowering import (Buf, KernelLowering, Scalar, max_shared_bytes, op_error,
+                                              rule, width)
 
 
 @rule(AllocWorkgroupOp)
@@ -34,9 +35,10 @@ def _alloc(lw: KernelLowering, op: AllocWorkgroupOp) -> None:
     size = width(t.element_type) // 8
     for d in t.get_shape():
         size *= d
-    if lw.shared_bytes + size > 48 * 1024:
-        raise op_error(op, f"workgroup buffers of {lw.shared_bytes + size} bytes exceed the 48 KB "
-                           "of static shared memory (fewer stages or smaller tiles)")
+    if lw.shared_bytes + size > (limit := max_shared_bytes(lw.target)):
+        raise op_error(op, f"workgroup buffers of {lw.shared_bytes + size} bytes exceed the "
+                           f"{limit} bytes of shared memory a block may use on {lw.target} "
+                           "(fewer stages or smaller tiles)")
     lw.vmap[op.result] = Buf(t, lw.alloc_shared(size, 16), "shared")
 
 

@@ -405,7 +405,7 @@ def load_elements(lw: KernelLowering, op, buf: Buf, lay: LayoutV, view: ViewV | 
         if sel is False:
             out.append(fallback)
             continue
-        if op.decode_func is not None:
+        if getattr(op, "decode_func", None) is not None:
             out.append(decode_element(lw, op, buf, e, sel, fallback))
             continue
         a, off = address(ar, buf, e.index, es)

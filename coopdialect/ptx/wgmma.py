@@ -53,7 +53,7 @@ from coopdialect.dialects.coop import Layout, MatrixOperand, Scope, Use
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
 from coopdialect.ptx.affine import Aff, Arith
-from coopdialect.ptx.kernel_lowering import Frag, KernelLowering, op_error
+from coopdialect.ptx.kernel_lowering import Frag, KernelLowering, max_shared_bytes, op_error
 from coopdialect.ptx.matrix_addressing import element_addresses, load_values, scalar_aff, store_values
 
 LBO, SBO = 128, 256
@@ -62,7 +62,6 @@ SLICE_BYTES = 32
 """Bytes of K one wgmma.mma_async reads per row: k16 of 16-bit, k32 of 8-bit components."""
 BLOCK_BYTES = 64 // 8 * SBO
 """Bytes of one 64-row block of a staged slice."""
-STATIC_SHARED_BYTES = 48 * 1024
 INTEGER_N = (8, 16, 24, *range(32, 257, 16))
 """The N of `wgmma.mma_async.m64nNk32.s32` (PTX ISA 9.7.15.5.2; ptxas rejects the others)."""
 
@@ -278,11 +277,11 @@ def stage_buffer(lw: KernelLowering, op, size: int) -> SSAValue:
 
 
 def _new_stage_buffer(lw: KernelLowering, op, size: int) -> SSAValue:
-    if lw.shared_bytes + size > STATIC_SHARED_BYTES:
+    limit = max_shared_bytes(lw.target)
+    if lw.shared_bytes + size > limit:
         raise op_error(op, f"staging this operand needs {lw.shared_bytes + size} bytes of shared "
-                           f"memory in all, more than the {STATIC_SHARED_BYTES} of static shared "
-                           "memory: use smaller tiles, or stage the K loop with "
-                           "pipeline-coop-loads (the wgmma pipeline's dynamic shared memory)")
+                           f"memory in all, more than the {limit} a block may use on "
+                           f"{lw.target}: use smaller tiles")
     return lw.alloc_shared(size, 128)
 
 
@@ -304,6 +303,9 @@ def is_staged(op: Operation | None) -> bool:
     t = op.result.type
     if t.scope_value != Scope.Workgroup or t.use_value not in (Use.MatrixA, Use.MatrixB):
         return False
+    if isinstance(op, coop.LoadOp) and any(u.operation.name == "coop.async_copy_tensor"
+                                           for u in op.pointer.uses):
+        return False  # its workgroup buffer is the tile (staged_workgroup.py)
     return not (isinstance(op, coop.LoadOp) and staged_by_sparse_product(op))
 
 
@@ -350,7 +352,7 @@ def _bank_order(lw: KernelLowering, lines: int, across: int, n: int) -> list | N
 
 def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn: int, es: int,
                   n: int, along_columns: bool, group_address, wide: bool = True,
-                  mn_major: bool = False) -> None:
+                  mn_major: bool = False, src=None, cp_async: bool = False) -> None:
     """Each thread moves 16-byte groups of 16/E consecutive elements, along the matrix's columns
     (`along_columns`) or rows: one `ld.v4.b32` from `group_address(ar, row, col)` (the first
     element's register and byte offset, 16-byte aligned; or (register, offset, keep, fill):
@@ -359,7 +361,10 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
     same addresses, so the two paths hold no registers apart), then one `st.shared.v4.b32` when the
     group runs along K (16 contiguous bytes of a core-matrix row), else one `st.shared` per
     element (consecutive M/N rows: 16 bytes apart, SBO past each 8 rows) — unless the tile is
-    MN-major (`mn_major_groups`), where a group along M/N is one 16-byte core-matrix row too."""
+    MN-major (`mn_major_groups`), where a group along M/N is one 16-byte core-matrix row too.
+    `src`: the Buf read (default: op's pointer). `cp_async`: a group that is one 16-byte row of
+    the tile is one `cp.async.cg` of 16 bytes instead (src-size 0 where `keep` fails: zeros,
+    so only for a zero fill), which the caller's `cp.async.wait_group` retires."""
     ar = Arith(lw)
     per = 16 // es
     lines, across = (t.rows, t.columns // per) if along_columns else (t.columns, t.rows // per)
@@ -375,7 +380,7 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
                                                                n, True)]
     is_a = t.use_value == Use.MatrixA
     along_k = along_columns == is_a
-    buf = lw.vmap[op.pointer]
+    buf = src if src is not None else lw.vmap[op.pointer]
     for r, c in groups:
         got = group_address(ar, r, c)
         a, off = got[:2]
@@ -386,6 +391,15 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
             if off:
                 a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
             a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
+        if cp_async and wide and (along_k or mn_major):
+            m_, k_ = (r, c) if is_a else (c, r)
+            so = smem_offset(ar, m_, k_, mn, es, mn_major)
+            if off:
+                a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
+            size = None if keep is True else lw.inst(
+                ptx.SelpOp, ".b32", [lw.imm("b32", "16"), lw.imm("b32", "0"), keep], "b32")
+            lw.emit(ptx.CpAsyncOp(smem_reg(lw, ar, smem, so), a, 16, size, so.const))
+            continue
         if wide:
             words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
         else:  # the same group, element by element (a base that is not 16-byte aligned)

@@ -125,3 +125,43 @@ def test_within_the_bound(request, device, index, causal) -> None:
     assert (e_o <= bo).all() and (e_l <= bl).all()
     assert (np.abs(got[0].astype(np.float64) - want[0].astype(np.float64)) <= bo + io).all()
     assert (np.abs(got[1].astype(np.float64) - want[1].astype(np.float64)) <= bl + il).all()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_tuned_staged_ptx_within_the_bound(cuda, d, causal) -> None:
+    """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB, K and V copied S-1 blocks ahead
+    by cp.async after pipeline-coop-loads) at a sequence length that cuts query and key blocks:
+    within the device's bound of the float64 model and of the interpreter's results."""
+    import warnings
+
+    from coopdialect import api
+    from coopdialect.errors import CoopWarning
+    from coopdialect.kernels.attention import PTX_TUNED, attention_module, grid, ptx_pipeline
+    from coopdialect.kernels.attention_bound import error_bound, row_stats
+
+    cfg, stages = PTX_TUNED[d]
+    b, h, s = 1, 2, 333
+    rng = np.random.default_rng(d + causal)
+    q, k, v = ((rng.standard_normal((b, h, s, d)) * 1.5).astype(np.float16) for _ in range(3))
+    scale = np.float32(d ** -0.5)
+    module = api.parse(attention_module([cfg]), f"{cfg.name}.mlir")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoopWarning)
+        prog = cuda.compile(module, ptx_pipeline(stages))
+    args = [q.reshape(-1), k.reshape(-1), v.reshape(-1), np.zeros_like(q).reshape(-1),
+            np.zeros(b * h * s, np.float32)]
+    bufs = [cuda.upload(x) for x in args]
+    cuda.launch(prog, cfg.name, bufs + [b, h, s, scale, int(causal)], grid(cfg, b, h, s))
+    o = cuda.download(bufs[3], args[3]).reshape(q.shape)
+    lse = cuda.download(bufs[4], args[4]).reshape(b, h, s)
+    want = [np.zeros_like(q), np.zeros((b, h, s), np.float32)]
+    api.run_kernel(module, cfg.name, args[:3] + [want[0].reshape(-1), want[1].reshape(-1)]
+                   + [b, h, s, scale, int(causal)])
+    st = row_stats(q, k, v, scale, causal)
+    bo, bl = error_bound(st, cfg, causal, "cuda")
+    io, il = error_bound(st, cfg, causal, "interp")
+    assert (np.abs(o.astype(np.float64) - st.o) <= bo).all()
+    assert (np.abs(lse.astype(np.float64) - st.lse) <= bl).all()
+    assert (np.abs(o.astype(np.float64) - want[0].astype(np.float64)) <= bo + io).all()
+    assert (np.abs(lse.astype(np.float64) - want[1].astype(np.float64)) <= bl + il).all()

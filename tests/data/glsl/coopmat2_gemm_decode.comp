@@ -4,10 +4,12 @@
 // slices. C = decode(Q) * B, one 64x16 tile of C per workgroup of 128 invocations (a whole
 // warpgroup, which wgmma needs 64 rows of; the H200 Vulkan granularity there is 32x16x16).
 //
-// Q holds A (M x K) in blocks of 32 consecutive elements of a row, 9 32-bit words (36 bytes) each:
-// byte 0 a scale s, bytes 1..32 the elements as 8-bit two's complement q, 3 bytes unused; element
-// value = q * s / 16. Blocks are stored row by row (K / 32 per row). The buffer is read as words
-// and the DecodeFunc reads bytes: 8-bit storage only (StorageBuffer8BitAccess, no Int8).
+// Q holds A (M x K) in blocks of 32 consecutive elements of a row, 36 bytes each (Q8Block): byte 0
+// a scale s, bytes 1..32 the elements as 8-bit two's complement q, 3 bytes unused; element value =
+// q * s / 16. Blocks are stored row by row (K / 32 per row). The DecodeFunc's pointer is Pointer +
+// index * sizeof(Q8Block), so the layout's strides count blocks (K / 32, 1), and the 3 unused bytes
+// are members: without them Q8Block would be 33 bytes. The buffer is read as words and the
+// DecodeFunc reads bytes: 8-bit storage only (StorageBuffer8BitAccess, no Int8).
 // B: K x N f16 row-major, C: M x N f32 row-major; M a multiple of 64, K of 32, N of 16.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
@@ -20,7 +22,7 @@ layout(set = 0, binding = 0) readonly buffer BufQ { uint q[]; };
 layout(set = 0, binding = 1) readonly buffer BufB { float16_t b[]; };
 layout(set = 0, binding = 2) writeonly buffer BufC { float c[]; };
 layout(push_constant) uniform Params { uint M; uint N; uint K; } p;
-layout(buffer_reference, std430, buffer_reference_align = 1) buffer Q8Block { uint8_t s; uint8_t v[32]; };
+layout(buffer_reference, std430, buffer_reference_align = 1) buffer Q8Block { uint8_t s; uint8_t v[32]; uint8_t pad[3]; };
 
 float16_t decodeQ8(const in Q8Block blk, const in uint blockCoord[2], const in uint coordInBlock[2]) {
     int v = int(uint(blk.v[coordInBlock[1]]));
@@ -32,7 +34,7 @@ void main() {
     tensorLayoutNV<2> tq = createTensorLayoutNV(2);
     tq = setTensorLayoutBlockSizeNV(tq, 1, 32);
     tq = setTensorLayoutDimensionNV(tq, p.M, p.K);
-    tq = setTensorLayoutStrideNV(tq, p.K / 32 * 9, 9);
+    tq = setTensorLayoutStrideNV(tq, p.K / 32, 1);
     tensorLayoutNV<2> tb = createTensorLayoutNV(2);
     tb = setTensorLayoutDimensionNV(tb, p.K, p.N);
     tensorLayoutNV<2> tc = createTensorLayoutNV(2);
