@@ -572,13 +572,14 @@ class Kernel:
             # at the cp.async.wait_group that retires the copy's group, so a read before it
             # sees the old bytes (a missing wait fails a comparison)
             dst, src, n, off = id(op.dst), id(op.src), op.size.data, op.offset.data
+            soff = op.src_offset.data
             size = id(op.src_size) if op.src_size is not None else None
 
             def cp_async(regs, mem, shared, sreg):
                 take = n if size is None else regs[size]
                 data = np.zeros(n, np.uint8)
                 if take:
-                    buf, o = self._addr("global", regs[src], take, mem, shared)
+                    buf, o = self._addr("global", regs[src] + soff, take, mem, shared)
                     data[:take] = buf[o:o + take]
                 addr = regs[dst] + off
                 if addr % n:

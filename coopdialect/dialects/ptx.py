@@ -734,9 +734,9 @@ class CpAsyncBulkTensorOp(PtxOp):
 
 @irdl_op_definition
 class CpAsyncOp(PtxOp):
-    """`cp.async.ca.shared.global [dst+offset], [src], size[, src_size];` (PTX ISA 9.7.9.25.3):
-    an asynchronous copy of 4, 8 or 16 bytes from global to shared memory by this thread, in its
-    current cp.async group. `offset` is a byte offset added to dst; with `src_size` (a .b32
+    """`cp.async.ca.shared.global [dst+offset], [src+src_offset], size[, src_size];` (PTX ISA
+    9.7.9.25.3): an asynchronous copy of 4, 8 or 16 bytes from global to shared memory by this
+    thread, in its current cp.async group. The offsets are bytes; with `src_size` (a .b32
     register, 0 ... size) only that many bytes are read and the rest of the destination is
     zero-filled (src_size 0: zeros, nothing read). 16-byte copies use `.cg` (cached in L2 only,
     which the ISA allows for 16 bytes alone), others `.ca`."""
@@ -748,11 +748,13 @@ class CpAsyncOp(PtxOp):
     src_size = opt_operand_def(RegType)
     size = prop_def(IntAttr)
     offset = prop_def(IntAttr)
+    src_offset = prop_def(IntAttr)
 
     def __init__(self, dst: SSAValue, src: SSAValue, size: int, src_size: SSAValue | None = None,
-                 offset: int = 0):
+                 offset: int = 0, src_offset: int = 0):
         super().__init__(operands=[dst, src, [src_size] if src_size is not None else []],
-                         properties={"size": IntAttr(size), "offset": IntAttr(offset)})
+                         properties={"size": IntAttr(size), "offset": IntAttr(offset),
+                                     "src_offset": IntAttr(src_offset)})
 
     def verify_(self) -> None:
         if self.size.data not in (4, 8, 16):

@@ -243,6 +243,11 @@ class Arith:
                 return hi, lo
             if 0 <= x.lo and x.hi < n:
                 return const(0), x
+            if x.const and x.const % n == 0:
+                # (v + k*n) // n = v // n + k and (v + k*n) % n = v % n (floored, any v): the
+                # variable part's division is shared by every x that differs by a multiple of n
+                q, r = self.divmod(Aff(x.terms, 0), d)
+                return add(q, const(x.const // n)), r
         elif 0 <= x.lo and x.hi < d.lo:
             return const(0), x
         return self._divmod_emit(x, d)

@@ -53,7 +53,7 @@ def plain_box(layout: LayoutV, rows: int, cols: int, load: bool = False) -> bool
             and layout.stride[-1].const == 1)
 
 
-def _origin(ar: Arith, layout: LayoutV) -> tuple[Aff, Aff, Aff, object]:
+def origin(ar: Arith, layout: LayoutV) -> tuple[Aff, Aff, Aff, object]:
     """(row origin, column origin plus the leading dimensions' part of the index, row stride,
     the predicate that the leading coordinates are inside their dimensions); a row broadcast
     has row origin and stride 0."""
@@ -92,7 +92,7 @@ def store_box(lw: KernelLowering, op, buf: Buf, layout: LayoutV, t, positions: l
     docstring); `t` is the matrix type."""
     es = width(t.element_type) // 8
     ar = Arith(lw)
-    r0, c0, stride, lead_ok = _origin(ar, layout)
+    r0, c0, stride, lead_ok = origin(ar, layout)
     pairs = len(regs) % 2 == 0 and all(
         positions[i][0] is positions[i + 1][0] or (
             _split(positions[i])[0] == _split(positions[i + 1])[0]
@@ -147,7 +147,7 @@ def load_box(lw: KernelLowering, buf: Buf, layout: LayoutV, t, positions: list,
     es = width(t.element_type) // 8
     kind = reg_kind(t.element_type)
     ar = Arith(lw)
-    r0, c0, stride, lead_ok = _origin(ar, layout)
+    r0, c0, stride, lead_ok = origin(ar, layout)
     cv = clamp_bits(lw, t.element_type, layout.clamp_value, ar) \
         if layout.mode == ClampMode.Constant else None
     broadcast = len(layout.dimension) == 1

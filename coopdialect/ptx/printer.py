@@ -134,8 +134,9 @@ def _inst_text(op: Operation, n: _Names) -> str:
     if isinstance(op, ptx.CpAsyncOp):
         cache = "cg" if op.size.data == 16 else "ca"
         off = f"+{op.offset.data}" if op.offset.data else ""
+        soff = f"+{op.src_offset.data}" if op.src_offset.data else ""
         tail = f", {n[op.src_size]}" if op.src_size is not None else ""
-        return (f"cp.async.{cache}.shared.global [{n[op.dst]}{off}], [{n[op.src]}], "
+        return (f"cp.async.{cache}.shared.global [{n[op.dst]}{off}], [{n[op.src]}{soff}], "
                 f"{op.size.data}{tail};")
     if isinstance(op, ptx.CpAsyncCommitGroupOp):
         return "cp.async.commit_group;"

@@ -44,6 +44,8 @@ from coopdialect.ptx import wgmma as wg
 from coopdialect.ptx.affine import Arith
 from coopdialect.ptx.kernel_lowering import RULES, KernelLowering, op_error, reg_kind, rule
 from coopdialect.ptx.matrix_addressing import scalar_aff
+from coopdialect.ptx.box_access import origin as box_origin
+from coopdialect.ptx.box_access import plain_box
 from coopdialect.ptx.nv2_workgroup import _vector_groups
 from coopdialect.ptx.tensor_rules import address, element_address, load_elements
 
@@ -187,17 +189,58 @@ def _copy_tensor(lw: KernelLowering, op: AsyncCopyTensorOp) -> None:
             word |= bits << (8 * es * i)
         fill = lw.imm("b32", f"0x{word:08X}")
 
-    def group_address(ar, r, c):
+    def element_group(ar, r, c):
         e = element_address(ar, layout, None, *box(r, c), cols, False)
         a, off = address(ar, buf, e.index, es)
         return a, off, ar.and_(e.active, ar.not_(e.discarded)), fill
 
+    box_group = _box_groups(lw, layout, rows, cols, buf, es, box, fill)
+
     def groups(wide: bool, cp_async: bool):
-        return lambda: wg.stage_vectors(lw, op, t, smem, mn, es, n, row_major, group_address,
+        # a plain box: one address register per distinct lane-dependent row and column, the
+        # rest immediate offsets (box_access.py); else the pseudo-code per group
+        address_of = (box_group() if box_group is not None else element_group)
+        return lambda: wg.stage_vectors(lw, op, t, smem, mn, es, n, row_major, address_of,
                                         wide=wide, mn_major=mn_major, src=buf, cp_async=cp_async)
 
     wg.aligned_branch(lw, aligned, groups(True, zero_fill),
                       groups(False, False) if es == 2 else elements)
+
+
+def _box_groups(lw: KernelLowering, layout, rows: int, cols: int, buf, es: int, box, fill):
+    """For a plain box layout with a constant row stride (box_access.plain_box: element (i, j)
+    at offset + (0, ..., 0, i, j)), a factory of group-address functions: (register, byte
+    offset, kept, fill) of the group at matrix (r, c), the register shared by every group
+    whose box row and column differ only by constants (their difference is the immediate);
+    None for any other layout."""
+    if not plain_box(layout, rows, cols) or not layout.stride[-2].is_const:
+        return None
+    ar0 = Arith(lw)
+    r0, c0, stride, lead_ok = box_origin(ar0, layout)
+    rows_left = af.sub(layout.dimension[-2], r0)
+    cols_left = af.sub(layout.dimension[-1], layout.offset[-1])
+    pitch = stride.const
+
+    def factory():
+        bases: dict = {}
+
+        def group(ar, r, c):
+            i, j = box(r, c)
+            vi, vj = af.Aff(i.terms, 0), af.Aff(j.terms, 0)
+            key = (tuple((k, id(a.reg)) for k, a in vi.terms),
+                   tuple((k, id(a.reg)) for k, a in vj.terms))
+            if key not in bases:
+                idx = af.add(af.add(ar.mul(af.add(r0, vi), stride), c0), vj)
+                bases[key] = lw.inst(ptx.MadOp, ".lo.s64",
+                                     [ar.reg(idx), lw.imm("b64", str(es)), buf.base], "b64")
+            ok = ar.and_(lead_ok, ar.and_(ar.and_(ar.ge(af.add(r0, i), af.const(0)),
+                                                  ar.lt(i, rows_left)),
+                                          ar.and_(ar.ge(af.add(layout.offset[-1], j),
+                                                        af.const(0)),
+                                                  ar.lt(j, cols_left))))
+            return bases[key], (i.const * pitch + j.const) * es, ok, fill
+        return group
+    return factory
 
 
 @rule(AsyncWaitGroupOp)

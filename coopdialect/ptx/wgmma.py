@@ -385,21 +385,21 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
         got = group_address(ar, r, c)
         a, off = got[:2]
         keep = got[2] if len(got) > 2 else True
+        if cp_async and wide and (along_k or mn_major):
+            # a discarded group has src-size 0: nothing is read (its address may lie anywhere),
+            # the 16 bytes are zero-filled (as CUTLASS's cp_async_zfill)
+            m_, k_ = (r, c) if is_a else (c, r)
+            so = smem_offset(ar, m_, k_, mn, es, mn_major)
+            size = None if keep is True else lw.inst(
+                ptx.SelpOp, ".b32", [lw.imm("b32", "16"), lw.imm("b32", "0"), keep], "b32")
+            lw.emit(ptx.CpAsyncOp(smem_reg(lw, ar, smem, so), a, 16, size, so.const, off))
+            continue
         if keep is not True:
             # a discarded group reads the memref's first 16 bytes instead (aligned, no fault),
             # then takes the fill words
             if off:
                 a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
             a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
-        if cp_async and wide and (along_k or mn_major):
-            m_, k_ = (r, c) if is_a else (c, r)
-            so = smem_offset(ar, m_, k_, mn, es, mn_major)
-            if off:
-                a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
-            size = None if keep is True else lw.inst(
-                ptx.SelpOp, ".b32", [lw.imm("b32", "16"), lw.imm("b32", "0"), keep], "b32")
-            lw.emit(ptx.CpAsyncOp(smem_reg(lw, ar, smem, so), a, 16, size, so.const))
-            continue
         if wide:
             words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
         else:  # the same group, element by element (a base that is not 16-byte aligned)
