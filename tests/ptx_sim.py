@@ -256,18 +256,21 @@ def _smem_matrix(shared, desc: int, rows: int, t: str, mn_major: bool = False) -
     if desc >> 62:
         raise SimError("simulator lacks swizzled wgmma operands")
     es = 1 if t in ("s8", "u8") else 2
-    out = np.zeros((rows, 32 // es))
-    for r in range(rows):
-        for k in range(32 // es):
-            kb = k * es
-            off = start + (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
-            if mn_major:
-                off = start + (r // 8) * sbo + (k // 8) * lbo + (k % 8) * 16 + (r % 8) * 2
-            if off < 16 or off + es > len(shared):
-                raise SimError(f"wgmma operand byte {off} outside shared memory")
-            bits = int.from_bytes(bytes(shared[off:off + es]), "little")
-            out[r, k] = _read(bits, t) if es == 1 else float(_fval(bits, t))
-    return out
+    # the offsets of all elements at once (one numpy gather rather than a Python loop per element)
+    r = np.arange(rows, dtype=np.int64)[:, None]
+    k = np.arange(32 // es, dtype=np.int64)[None, :]
+    if mn_major:
+        off = start + (r // 8) * sbo + (k // 8) * lbo + (k % 8) * 16 + (r % 8) * 2
+    else:
+        kb = k * es
+        off = start + (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
+    outside = (off < 16) | (off + es > len(shared))
+    if outside.any():
+        raise SimError(f"wgmma operand byte {off[outside][0]} outside shared memory")
+    if es == 1:
+        return shared[off].view(np.int8 if t == "s8" else np.uint8).astype(np.float64)
+    bits = shared[off].astype(np.uint16) | (shared[off + 1].astype(np.uint16) << 8)
+    return bits.view(FLOAT[t]).astype(np.float64)
 
 
 def _wgmma(group, shared) -> list:
@@ -292,39 +295,33 @@ def _wgmma(group, shared) -> list:
     for s in group:
         if (not regs_a and s[3] != da) or s[4] != db:
             raise SimError("wgmma descriptors differ between threads of a warpgroup")
+    # thread tid's fragment element i sits at row 16*(tid/32) + (tid%32)/4 + ..., column
+    # 2*(tid%4) + ... (the fragment figures): index arrays, so that whole fragments move at once
+    tid = np.arange(len(group), dtype=np.int64)[:, None]
+    row0, col0 = 16 * (tid >> 5) + ((tid & 31) >> 2), 2 * (tid & 3)
     if regs_a:
         A = np.zeros((64, 16))
-        for tid, s in enumerate(group):
-            w, lane = tid >> 5, tid & 31
-            g, q = lane >> 2, lane & 3
-            for i, bits in enumerate(s[3]):
-                r, col = 16 * w + g + 8 * (i & 1), 2 * q + 8 * (i >> 1)
-                A[r, col] = float(_fval(bits & 0xFFFF, at))
-                A[r, col + 1] = float(_fval(bits >> 16, at))
+        bits = np.array([s[3] for s in group], np.uint64)
+        i = np.arange(bits.shape[1], dtype=np.int64)[None, :]
+        r, col = row0 + 8 * (i & 1), col0 + 8 * (i >> 1)
+        A[r, col] = (bits & 0xFFFF).astype(np.uint16).view(FLOAT[at]).astype(np.float64)
+        A[r, col + 1] = ((bits >> 16) & 0xFFFF).astype(np.uint16).view(FLOAT[at]).astype(np.float64)
     else:
         A = _smem_matrix(shared, da, 64, at, trans_a)
     Bt = _smem_matrix(shared, db, n, bt, trans_b)  # N x K
-    D = np.zeros((64, n), object if integer else np.float64)
-    for tid, s in enumerate(group):
-        w, lane = tid >> 5, tid & 31
-        g, q = lane >> 2, lane & 3
-        for i, v in enumerate(s[5]):
-            D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)] = \
-                _sval(v, 32) if integer else float(_fval(v, "f32"))
+    acc = (np.array([s[5] for s in group], np.uint64) & 0xFFFFFFFF).astype(np.uint32)
+    i = np.arange(acc.shape[1], dtype=np.int64)[None, :]
+    r, col = row0 + 8 * ((i >> 1) & 1), col0 + 8 * (i >> 2) + (i & 1)
+    # int64 is exact here: |A.B| <= 32*255*255 per element, and the accumulator is an s32
+    D = np.zeros((64, n), np.int64 if integer else np.float64)
+    D[r, col] = acc.view(np.int32) if integer else acc.view(np.float32)
     if integer:
-        D = A.astype(np.int64).astype(object) @ Bt.astype(np.int64).astype(object).T + D
+        D = A.astype(np.int64) @ Bt.astype(np.int64).T + D
         if sat:
             D = np.minimum(np.maximum(D, -(1 << 31)), (1 << 31) - 1)
-    else:
-        D = A @ Bt.T + D
-    out = []
-    for tid in range(len(group)):
-        w, lane = tid >> 5, tid & 31
-        g, q = lane >> 2, lane & 3
-        vals = [D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * q + (i & 1)]
-                for i in range(n // 2)]
-        out.append([int(v) & 0xFFFFFFFF for v in vals] if integer else [_f32(v) for v in vals])
-    return out
+        return (D[r, col] & 0xFFFFFFFF).tolist()
+    D = A @ Bt.T + D
+    return D[r, col].astype(np.float32).view(np.uint32).tolist()
 
 
 def _resume(g, v):
@@ -621,8 +618,9 @@ class Kernel:
                     if count > 1 and addr % (w * count):
                         raise SimError(f"misaligned ld/st{mods} at {addr}")
                     buf, off = self._addr(space, addr, w * count, mem, shared)
+                    data = buf.data  # the bytes of a 1-D uint8 array (run's and _cta's buffers)
                     for i, (out, rw) in enumerate(outs):
-                        raw = int.from_bytes(bytes(buf[off + i * w:off + (i + 1) * w]), "little")
+                        raw = int.from_bytes(data[off + i * w:off + (i + 1) * w], "little")
                         if signed:
                             raw = _sval(raw, 8 * w) & ((1 << rw) - 1)
                         regs[out] = raw
@@ -634,10 +632,9 @@ class Kernel:
                 if count > 1 and addr % (w * count):
                     raise SimError(f"misaligned ld/st{mods} at {addr}")
                 buf, off = self._addr(space, addr, w * count, mem, shared)
+                data = buf.data
                 for i, val in enumerate(values):
-                    v = regs[val] & mask
-                    buf[off + i * w:off + (i + 1) * w] = np.frombuffer(v.to_bytes(w, "little"),
-                                                                       np.uint8)
+                    data[off + i * w:off + (i + 1) * w] = (regs[val] & mask).to_bytes(w, "little")
             return st
         if isinstance(op, ptx.PtxInst):
             code = op.OPCODE
@@ -672,6 +669,9 @@ def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
     if code not in ("cvt", "cvta", "setp") and t != "pred":
         if t in FLOAT:
             nan, ftz = "NaN" in tokens or code not in ("max", "min"), "ftz" in tokens
+            fn = None if ftz else _float_fn(code, t, args, out)
+            if fn is not None:
+                return fn
 
             def float_op(regs, mem, shared, sreg):
                 regs[out] = _float_op(code, t, [regs[v] for v in args], nan, ftz)
@@ -679,9 +679,99 @@ def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
 
         return _int_fn(code, tokens, args, out, rw) or _int_op_fn(code, tokens, args, out, rw)
 
+    fn = _other_fn(code, tokens, args, out)
+    if fn is not None:
+        return fn
+
     def inst(regs, mem, shared, sreg):
         _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
     return inst
+
+
+_CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+        "eq": operator.eq, "ne": operator.ne, "lo": operator.lt, "ls": operator.le,
+        "hi": operator.gt, "hs": operator.ge}
+
+
+def _other_fn(code: str, tokens: list[str], args: tuple[int, ...], out):
+    """`_inst`'s cvt, cvta, two-operand setp and predicate cases as functions of (regs, mem,
+    shared, sreg), each computing what `_inst` does; None for the rest (left to `_inst`)."""
+    t = tokens[-1] if tokens else ""
+    if code == "cvt":
+        a0 = args[0]
+
+        def cvt(regs, mem, shared, sreg):
+            regs[out] = _cvt(tokens, regs[a0])
+        return cvt
+    if code == "cvta":
+        a0 = args[0]
+
+        def cvta(regs, mem, shared, sreg):
+            regs[out] = regs[a0]
+        return cvta
+    if code == "setp":
+        if len(tokens) < 2 or tokens[0] not in _CMP or len(args) != 2:
+            return None
+        cmp, st, (a0, a1) = _CMP[tokens[0]], tokens[1], args
+        if st in FLOAT:
+            def setp_f(regs, mem, shared, sreg):
+                regs[out] = cmp(float(_fval(regs[a0], st)), float(_fval(regs[a1], st)))
+            return setp_f
+
+        def setp(regs, mem, shared, sreg):
+            regs[out] = cmp(_read(regs[a0], st), _read(regs[a1], st))
+        return setp
+    if t == "pred" and code in ("and", "or", "xor") and len(args) == 2:
+        a0, a1 = args
+        if code == "and":
+            def pred_and(regs, mem, shared, sreg):
+                regs[out] = bool(regs[a0]) and bool(regs[a1])
+            return pred_and
+        if code == "or":
+            def pred_or(regs, mem, shared, sreg):
+                regs[out] = bool(regs[a0]) or bool(regs[a1])
+            return pred_or
+
+        def pred_xor(regs, mem, shared, sreg):
+            regs[out] = bool(regs[a0]) != bool(regs[a1])
+        return pred_xor
+    if t == "pred" and code == "not" and len(args) == 1:
+        a0 = args[0]
+
+        def pred_not(regs, mem, shared, sreg):
+            regs[out] = not bool(regs[a0])
+        return pred_not
+    return None
+
+
+_FLOAT_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+
+
+def _float_fn(code: str, t: str, args: tuple[int, ...], out):
+    """`_float_op`'s add/sub/mul and fma/mad without .ftz as functions of (regs, mem, shared,
+    sreg), with the type's classes looked up once; each computes what `_float_op` does, in the
+    same order. None for the others."""
+    ft, ut = FLOAT[t], UINT[16 if t == "bf16" else _w(t)]
+    if code in _FLOAT_BINARY and len(args) == 2:
+        fn, (a0, a1) = _FLOAT_BINARY[code], args
+
+        def float_binary(regs, mem, shared, sreg):
+            r = fn(_fval(regs[a0], t), _fval(regs[a1], t))
+            if type(r) is not ft:
+                r = np.array([r]).astype(ft)[0]
+            regs[out] = int(np.array([r], ft).view(ut)[0])
+        return float_binary
+    if code in ("fma", "mad") and len(args) == 3:
+        a0, a1, a2 = args
+        f64 = np.float64
+
+        def float_fma(regs, mem, shared, sreg):
+            r = f64(_fval(regs[a0], t)) * f64(_fval(regs[a1], t)) + f64(_fval(regs[a2], t))
+            if type(r) is not ft:
+                r = np.array([r]).astype(ft)[0]
+            regs[out] = int(np.array([r], ft).view(ut)[0])
+        return float_fma
+    return None
 
 
 def _int_op_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):

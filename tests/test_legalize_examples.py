@@ -4,9 +4,10 @@ verifies, and the interpreter gives the same output buffers, byte for byte, befo
 (integer-valued data, so a K split cannot change a sum). flexible=false too (where a
 Workgroup-scope GEMM is refused on h200-vulkan: only flexible rows allow it).
 
-And every example legalized for sm90a-ptx lowers through convert-coop-to-ptx (in the pipeline
-its PTX route takes) to PTX that ptxas assembles without a word: what the PTX target description
-calls native is what the PTX backend takes."""
+Every example legalized for sm90a-ptx lowers through convert-coop-to-ptx (in the pipeline its
+PTX route takes) to PTX that ptxas assembles without a word: tests/test_ptx_ptxas.py
+(`_legalized_route`), with the example's other routes; the examples legalize refuses are
+checked here."""
 
 from __future__ import annotations
 
@@ -144,39 +145,14 @@ def test_pipeline_through_coop_opt(name, target):
 
 
 # -- legalized for sm90a-ptx, lowered to PTX ----------------------------------------------------
-
-# what each example's PTX route runs before and after legalize-coop-sizes (test_ptx_ptxas.py
-# lowers the examples as written through the same routes): the Workgroup-tile GEMMs (*_wg) are
-# staged, the Vulkan Workgroup GEMMs (*_vk) staged and distributed over subgroups first
-def _ptx_route(stem: str) -> tuple[list[str], list[str]]:
-    if stem.endswith("_wg"):
-        return [], ["pipeline-coop-loads{stages=4}"]
-    if stem.endswith("_vk") and "_coopmat2" not in stem:
-        return ["pipeline-coop-loads{stages=2}", "distribute-coop-workgroup"], []
-    return [], []
-
-
-ALL = sorted(f for f in os.listdir(EX) if f.endswith(".mlir"))
-
-
-@pytest.mark.parametrize("name", [f for f in ALL if f not in LEGALIZE_REFUSED])
-def test_legalized_for_sm90a_ptx_lowers_ptxas_clean(name, tmp_path):
-    from coopdialect.ptx import emit_ptx
-    from coopdialect.runtime.device import lower
-    from test_ptx_ptxas import _ptxas, find_ptxas
-
-    before, after = _ptx_route(name[:-5])
-    pipeline = ",".join(["fold-tensor-views", *before, "legalize-coop-sizes{target=sm90a-ptx}", *after])
-    module = _parse(name)
-    ptx = tmp_path / f"{name[:-5]}.ptx"
-    ptx.write_text(emit_ptx(lower(module, pipeline, "convert-coop-to-ptx")))
-    rc, out = _ptxas(find_ptxas(), ptx)
-    assert rc == 0 and not out, f"ptxas on {name} after {pipeline}: rc={rc}\n{out}"
+# tests/test_ptx_ptxas.py's test_every_example_assembles takes every example through
+# `_legalized_route` (its PTX route with legalize-coop-sizes{target=sm90a-ptx}) to ptxas, with
+# its other routes, so that an IR two routes share is lowered and assembled once.
 
 
 @pytest.mark.parametrize("name", sorted(LEGALIZE_REFUSED))
 def test_legalize_refusals_hold(name):
-    """Each example kept out of the walk above is refused by legalize-coop-sizes, with the
+    """Each example kept out of that legalized route is refused by legalize-coop-sizes, with the
     reason written down (so an entry cannot outlive the refusal)."""
     targets, why = LEGALIZE_REFUSED[name]
     for target in targets:

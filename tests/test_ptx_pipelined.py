@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from coopdialect import api
 from coopdialect.ptx.launch import describe
 from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir, workgroup_gemm_ir
 from coopdialect.ptx.printer import emit_ptx
+from cli import run_coop_opt
 from validators import ptxas as find_ptxas
 
 
@@ -149,9 +149,8 @@ def test_accumulators_wider_than_the_registers_refused(tmp_path: Path) -> None:
     src = tmp_path / "k.mlir"
     src.write_text(sparse_gemm_wg_ir(384, 512, 128, "f16", TM=192, TN=256))
     out = tmp_path / "k.ptx"
-    r = subprocess.run([str(Path(sys.executable).parent / "coop-opt"), str(src), "-p",
-                        "pipeline-coop-loads{stages=2},convert-coop-to-ptx", "-t", "ptx", "-o",
-                        str(out)], capture_output=True, text=True)
+    r = run_coop_opt([src, "-p", "pipeline-coop-loads{stages=2},convert-coop-to-ptx", "-t", "ptx",
+                      "-o", out])
     line = r.stderr.strip()
     assert r.returncode == 1 and not out.exists() and "\n" not in line, line
     assert re.match(rf"{re.escape(str(src))}:\d+:\d+: error: ", line), line
@@ -191,9 +190,8 @@ def test_staged_kernel_refused_on_sm80(tmp_path: Path) -> None:
     src = tmp_path / "k.mlir"
     src.write_text(gemm_wg_ir(128, 256, 128, "f16"))
     out = tmp_path / "k.ptx"
-    r = subprocess.run([str(Path(sys.executable).parent / "coop-opt"), str(src), "-p",
-                        "pipeline-coop-loads{stages=2},convert-coop-to-ptx{target=sm_80}",
-                        "-t", "ptx", "-o", str(out)], capture_output=True, text=True)
+    r = run_coop_opt([src, "-p", "pipeline-coop-loads{stages=2},convert-coop-to-ptx{target=sm_80}",
+                      "-t", "ptx", "-o", out])
     assert r.returncode == 1 and not out.exists()
     line = r.stderr.strip()
     # before sm_90a the staged form lowers op by op, and Workgroup-scope matrices need wgmma

@@ -81,17 +81,37 @@ STAGED_ONLY = {"sparse_gemm_f16_wg", "sparse_gemm_f16_tiles_wg"}
 warpgroup per 64 rows); op by op, sparse_mma.mma_sp runs on one warpgroup of 64 rows."""
 
 
+def _legalized_route(stem: str) -> list[str]:
+    """The example legalized for sm90a-ptx in the pipeline its PTX route takes
+    (tests/test_legalize_examples.py checks the pass itself): the Workgroup-tile GEMMs (*_wg)
+    staged after legalize-coop-sizes, the Vulkan Workgroup GEMMs (*_vk) staged and distributed
+    over subgroups before it. What the PTX target description calls native is what the PTX
+    backend takes."""
+    before, after = [], []
+    if stem.endswith("_wg"):
+        after = ["pipeline-coop-loads{stages=4}"]
+    elif stem.endswith("_vk") and "_coopmat2" not in stem:
+        before = ["pipeline-coop-loads{stages=2}", "distribute-coop-workgroup"]
+    return ["fold-tensor-views", *before, "legalize-coop-sizes{target=sm90a-ptx}", *after]
+
+
 def _pipelines(ex: Path) -> list[list[str]]:
     """The pass lists before convert-coop-to-ptx an example is assembled with: as written and
     after fold-tensor-views (op by op), and the pipeline its header or docs/ptx.md gives it:
     the Workgroup-tile GEMMs (*_wg) staged for the wgmma pipeline, the Vulkan-style *_vk
     GEMMs through their Vulkan pipeline's first passes (staged, distributed over subgroups,
-    legalized to mma.sync tiles: the op-by-op staged path)."""
+    legalized to mma.sync tiles: the op-by-op staged path); and `_legalized_route`, unless
+    legalize-coop-sizes refuses the example for sm90a-ptx (LEGALIZE_REFUSED, whose refusals
+    tests/test_legalize_examples.py checks)."""
+    from test_legalize_examples import LEGALIZE_REFUSED
+
     out = [] if ex.stem in STAGED_ONLY else [[], ["fold-tensor-views"]]
     if ex.stem.endswith("_wg"):
         out.append(["pipeline-coop-loads{stages=4}"])
     elif ex.stem.endswith("_vk") and "_coopmat2" not in ex.stem:
         out.append(VK_PIPELINE)
+    if "sm90a-ptx" not in LEGALIZE_REFUSED.get(ex.name, ((),))[0]:
+        out.append(_legalized_route(ex.stem))
     return out
 
 
@@ -103,14 +123,16 @@ def test_examples_are_there() -> None:
 def test_every_example_assembles(tmp_path: Path, ex: Path) -> None:
     """Every file in examples/ through convert-coop-to-ptx and ptxas -arch=sm_90a, clean, in
     each of its `_pipelines`: the GEMMs (f16, bf16, s8; subgroup and Workgroup scope, the Arm
-    blocked layouts), sparse, and the cooperative-matrix-2 / tensor-addressing ones."""
+    blocked layouts), sparse, and the cooperative-matrix-2 / tensor-addressing ones. A route
+    whose IR before convert-coop-to-ptx is that of an earlier one (legalize-coop-sizes leaves
+    most examples as they are) is assembled once: the lowering is a function of its input."""
     from coopdialect import api
     from coopdialect.ptx import emit_ptx
     from coopdialect.runtime.device import lower
 
     ptxas = find_ptxas()
     module = api.parse(ex.read_text(), str(ex))
-    seen_ir, seen, paths = set(), set(), []
+    seen_ir, seen, paths, routes = set(), set(), [], {}
     for i, passes in enumerate(_pipelines(ex)):
         before = lower(module, ",".join(passes), "")
         ir = str(before)
@@ -124,8 +146,9 @@ def test_every_example_assembles(tmp_path: Path, ex: Path) -> None:
         p = tmp_path / f"{ex.stem}_{i}.ptx"
         p.write_text(text)
         paths.append(p)
+        routes[p] = ",".join(passes) or "as written"
     # one file at a time: the variants' kernels have the same name
-    bad = [f"{p.name}: rc={rc}\n{out}" for p in paths for rc, out in [_ptxas(ptxas, p)]
+    bad = [f"{p.name} ({routes[p]}): rc={rc}\n{out}" for p in paths for rc, out in [_ptxas(ptxas, p)]
            if rc or out]
     assert not bad, "ptxas rejected or warned about:\n" + "\n".join(bad)
 

@@ -61,9 +61,11 @@ def test_describe_matches_source_and_ptx(example):
 
 
 def test_coop_opt_prints_launch_description():
-    out = subprocess.run([sys.executable, "-m", "coopdialect.tools.coop_opt", GEMM_F16, "-p",
-                          "convert-coop-to-ptx", "-t", "ptx-launch"],
-                         capture_output=True, text=True, check=True).stdout
+    from cli import run_coop_opt
+
+    r = run_coop_opt([GEMM_F16, "-p", "convert-coop-to-ptx", "-t", "ptx-launch"])
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
     assert json.loads(out)["kernels"][0]["args"][2] == {"name": "C", "dtype": "f32",
                                                         "shape": [128, 128]}
 

@@ -20,6 +20,7 @@ from coopdialect.spirv.errors import SpirvEmitError, SpirvReadError
 from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
+from cli import run_coop_opt
 from validators import spirv_dis, spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,8 +178,7 @@ NEGATIVE = {
 def _source(src: str, tmp_path: Path) -> bytes:
     if src.endswith(".mlir"):
         out = tmp_path / "ex.spv"
-        r = subprocess.run([*COOP_OPT, str(ROOT / src), "-p", "convert-coop-to-spirv", "-t", "spirv", "-o", str(out)],
-                           capture_output=True, text=True)
+        r = run_coop_opt([ROOT / src, "-p", "convert-coop-to-spirv", "-t", "spirv", "-o", out])
         assert r.returncode == 0, r.stderr
         return out.read_bytes()
     return glslang(src, tmp_path)
