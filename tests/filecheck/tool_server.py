@@ -1,16 +1,20 @@
-"""lit's `coop-opt`: the real command-line tool, started by forking a process that has imported it.
+"""lit's `coop-opt` and `filecheck`: the real command-line tools, started by forking a process
+that has imported them.
 
 A `coop-opt` process spends about a second importing xDSL, numpy and coopdialect before it reads
-its input, several times what a FileCheck test's own work takes; the suite runs some 150 of them.
-lit.cfg starts `serve` once; each RUN line's `coop-opt ARGS` is `client ARGS`, which hands the
-server its stdin/stdout/stderr, working directory, environment and arguments. The server forks;
-the child runs `python -m coopdialect.tools.coop_opt ARGS` as the interpreter would (runpy, same
-module, `SystemExit` codes, a traceback and exit status 1 for an uncaught exception) on those
-file descriptors and sends back its exit status, which the client exits with. Each test thus runs
-the command line's own code in a fresh process (a fork), never one shared with another test.
+its input, several times what a FileCheck test's own work takes, and a `filecheck` process a
+seventh of a second importing its package (importlib.metadata, re, dataclasses) to match a few
+lines; the suite runs some 120 of each. lit.cfg starts `serve` once; each RUN line's `coop-opt
+ARGS` (`filecheck ARGS`) is `client coop-opt ARGS` (`client filecheck ARGS`), which hands the
+server its stdin/stdout/stderr, working directory, environment, tool and arguments. The server
+forks; the child runs `python -m coopdialect.tools.coop_opt ARGS` as the interpreter would
+(runpy, same module, `SystemExit` codes, a traceback and exit status 1 for an uncaught
+exception), or what the `filecheck` console script runs (`filecheck.main.main()`), on those
+file descriptors and sends back its exit status, which the client exits with. Each test thus
+runs the command line's own code in a fresh process (a fork), never one shared with another test.
 
-    python coop_opt_server.py serve SOCKET     # until its parent (lit) exits
-    python -S coop_opt_server.py SOCKET ARGS   # one coop-opt run
+    python tool_server.py serve SOCKET              # until its parent (lit) exits
+    python -S tool_server.py SOCKET TOOL ARGS       # one run of TOOL (coop-opt, filecheck)
 """
 
 from __future__ import annotations
@@ -40,42 +44,73 @@ def _recv_msg(sock: socket.socket) -> bytes:
     return _recv_exact(sock, n)
 
 
-def client(path: str, args: list[str]) -> int:
+TOOLS = ("coop-opt", "filecheck")
+
+
+def client(path: str, tool: str, args: list[str]) -> int:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
     socket.send_fds(sock, [b"f"], [0, 1, 2])
     env = b"\0".join(k + b"=" + v for k, v in os.environb.items())
-    for part in (os.getcwd().encode(), env, str(len(args)).encode(), *map(os.fsencode, args)):
+    for part in (tool.encode(), os.getcwd().encode(), env, str(len(args)).encode(),
+                 *map(os.fsencode, args)):
         _send_msg(sock, part)
     try:
         (status,) = struct.unpack("!i", _recv_exact(sock, 4))
     except EOFError:
-        print("coop-opt: the process died without an exit status", file=sys.stderr)
+        print(f"{tool}: the process died without an exit status", file=sys.stderr)
         return 1
     return status
 
 
+_SERVER_STDIO = []
+
+
+def _fresh_stdio() -> None:
+    """sys.stdin/stdout/stderr made anew over fds 0-2, as an interpreter starting on them would
+    (the server's were made for its own files: a seekable one's wrapper cannot be reconfigured
+    on a pipe). The server's wrappers are kept alive, or collecting them would close fds 0-2."""
+    _SERVER_STDIO.extend((sys.stdin, sys.stdout, sys.stderr))
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        old = getattr(sys, name)
+        if name == "stdin":
+            new = open(fd, "r", encoding=old.encoding, errors=old.errors, closefd=False)
+        else:
+            line = name == "stderr" or os.isatty(fd)
+            new = open(fd, "w", buffering=1 if line else -1, encoding=old.encoding,
+                       errors=old.errors, closefd=False)
+        setattr(sys, name, new)
+        setattr(sys, f"__{name}__", new)
+
+
 def _child(conn: socket.socket) -> None:
-    """In the forked process: become `python -m coopdialect.tools.coop_opt ARGS`."""
+    """In the forked process: become `python -m coopdialect.tools.coop_opt ARGS` or the
+    `filecheck ARGS` console script."""
     import runpy
     import traceback
 
     _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+    tool = _recv_msg(conn).decode()
     cwd = _recv_msg(conn).decode()
     env = _recv_msg(conn)
     args = [os.fsdecode(_recv_msg(conn)) for _ in range(int(_recv_msg(conn)))]
     for target, fd in zip((0, 1, 2), fds):
         os.dup2(fd, target)
         os.close(fd)
+    _fresh_stdio()
     os.chdir(cwd)
     os.environ.clear()
     os.environb.update(kv.split(b"=", 1) for kv in env.split(b"\0") if kv)
-    sys.argv = ["coop-opt", *args]
-    # run as __main__ from its source, as `python -m` does (runpy warns about a module it finds
-    # imported already; the modules it imports stay imported, which is the point)
-    del sys.modules["coopdialect.tools.coop_opt"]
+    sys.argv = [tool, *args]
     status = 0
     try:
+        if tool == "filecheck":
+            from filecheck.main import main
+
+            sys.exit(main())  # the console script's body
+        # run as __main__ from its source, as `python -m` does (runpy warns about a module it
+        # finds imported already; the modules it imports stay imported, which is the point)
+        del sys.modules["coopdialect.tools.coop_opt"]
         runpy.run_module("coopdialect.tools.coop_opt", run_name="__main__", alter_sys=True)
     except SystemExit as e:
         code = e.code
@@ -101,7 +136,9 @@ def _child(conn: socket.socket) -> None:
 def serve(path: str) -> None:
     import signal
 
-    # what a coop-opt run imports, once: the tool, its dialects, passes and targets
+    # what a coop-opt run imports, once: the tool, its dialects, passes and targets; and filecheck
+    import filecheck.main  # noqa: F401
+
     import coopdialect.tools.coop_opt as coop_opt
     from coopdialect.context import dialect_factories
     from coopdialect.passes import get_all_passes
@@ -140,4 +177,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(sys.argv[2])
     else:
-        sys.exit(client(sys.argv[1], sys.argv[2:]))
+        if sys.argv[2] not in TOOLS:
+            sys.exit(f"tool_server.py: no tool '{sys.argv[2]}' (one of {', '.join(TOOLS)})")
+        sys.exit(client(sys.argv[1], sys.argv[2], sys.argv[3:]))
