@@ -186,7 +186,6 @@ def run(root: str, out: str, quick: bool, vulkan: bool, dtypes=DTYPES, head_dims
     import torch
 
     from coopdialect import api
-    from coopdialect.kernels.attention import AttentionConfig
     from coopdialect.runtime.cuda import CudaDevice
 
     dev = CudaDevice()

@@ -19,8 +19,8 @@ import pytest
 from validators import spirv_val
 
 from coopdialect import api
-from coopdialect.kernels.attention import (EXAMPLE, PTX_TUNED, AttentionConfig, attention_ir,
-                                           attention_module, grid, ptx_pipeline)
+from coopdialect.kernels.attention import (EXAMPLE, PTX_TUNED, AttentionConfig, attention_module,
+                                           grid, ptx_pipeline)
 from coopdialect.kernels.attention_bound import error_bound, row_stats
 
 ROOT = Path(__file__).resolve().parents[1]
