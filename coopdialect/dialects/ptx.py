@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, DictionaryAttr, IntAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import (UNKNOWN_LOC, AffineMapAttr, ArrayAttr, DictionaryAttr, IntAttr,
+                                   StringAttr, UnitAttr)
 from xdsl.ir import (Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue,
                      TypeAttribute)
 from xdsl.irdl import (
@@ -85,7 +86,7 @@ class PtxOp(IRDLOperation):
             if flat is not None and types is not None:
                 Operation.__init__(self, operands=flat, result_types=types,
                                    properties={k: v for k, v in (properties or {}).items()
-                                               if v is not None})
+                                               if v is not None}, location=UNKNOWN_LOC)
                 return
         super().__init__(operands=operands, result_types=result_types, properties=properties,
                          attributes=attributes, successors=successors, regions=regions)
@@ -241,7 +242,7 @@ class PtxInst(PtxOp):
             # what IRDL's builder makes of one variadic operand and one variadic result, without
             # its generic argument matching (a lowering builds thousands of these)
             Operation.__init__(self, operands=args, result_types=list(out_types),
-                               properties={"mods": StringAttr(mods)})
+                               properties={"mods": StringAttr(mods)}, location=UNKNOWN_LOC)
         else:  # an Operation stands for its result: IRDL's builder resolves it
             super().__init__(operands=[args], result_types=[list(out_types)],
                              properties={"mods": StringAttr(mods)})
