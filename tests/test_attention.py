@@ -104,6 +104,24 @@ def _ptx_kernel(text, name):
     return {k.sym_name.data: k for k in module.ops}[name]
 
 
+SIM_SCALE = np.float32(0.3)
+
+
+def _exact_case(cfg: AttentionConfig, s: int, causal: bool):
+    """(kernel text, the interpreter's buffers Q K V O LSE after one head of `s` rows, the
+    simulator's argument list with O and LSE zeroed) on small-integer Q, K, V with SIM_SCALE:
+    every product and sum is exact, so the PTX must write the interpreter's bits."""
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.integers(-3, 4, s * cfg.head_dim).astype(NP[cfg.dtype]) for _ in range(3))
+    text = attention_module([cfg])
+    want = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
+    api.run_kernel(api.parse(text), cfg.name, want + [1, 1, s, SIM_SCALE, int(causal)])
+    got = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32), struct.pack("<i", 1),
+           struct.pack("<i", 1), struct.pack("<i", s), struct.pack("<f", SIM_SCALE),
+           struct.pack("<i", int(causal))]
+    return text, want, got
+
+
 @pytest.mark.parametrize("cfg,s,causal,shift", [
     (AttentionConfig(16, "f16", 64, 32, 128), 40, True, 0),
     (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0),
@@ -121,15 +139,7 @@ def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
     one."""
     import ptx_sim
 
-    rng = np.random.default_rng(11)
-    q, k, v = (rng.integers(-3, 4, s * cfg.head_dim).astype(NP[cfg.dtype]) for _ in range(3))
-    scale = np.float32(0.3)
-    text = attention_module([cfg])
-    want = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
-    api.run_kernel(api.parse(text), cfg.name, want + [1, 1, s, scale, int(causal)])
-    got = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32), struct.pack("<i", 1),
-           struct.pack("<i", 1), struct.pack("<i", s), struct.pack("<f", scale),
-           struct.pack("<i", int(causal))]
+    text, want, got = _exact_case(cfg, s, causal)
     ptx_sim.Kernel(_ptx_kernel(text, cfg.name)).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1),
                                                     [shift] * 3 + [0, 0])
     for i in (3, 4):
@@ -163,18 +173,13 @@ def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
 
     from coopdialect.dialects import coop_async
 
-    rng = np.random.default_rng(11)
-    q, k, v = (rng.integers(-3, 4, s * cfg.head_dim).astype(NP[cfg.dtype]) for _ in range(3))
-    scale = np.float32(0.3)
-    text = attention_module([cfg])
-    want = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
-    api.run_kernel(api.parse(text), cfg.name, want + [1, 1, s, scale, int(causal)])
+    text, want, got = _exact_case(cfg, s, causal)
     module = _staged(text, stages)
     ops = list(module.walk())
     assert sum(isinstance(o, coop_async.AllocWorkgroupOp) for o in ops) == 2  # K and V, shared
     assert sum(isinstance(o, coop_async.AsyncCopyTensorOp) for o in ops) == 4 * stages
-    staged = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
-    api.run_kernel(module, cfg.name, staged + [1, 1, s, scale, int(causal)])
+    staged = [*want[:3], np.zeros_like(want[3]), np.zeros_like(want[4])]
+    api.run_kernel(module, cfg.name, staged + [1, 1, s, SIM_SCALE, int(causal)])
     for i in (3, 4):
         assert np.array_equal(staged[i].view(np.uint8), want[i].view(np.uint8))
     from coopdialect.context import make_context
@@ -184,9 +189,6 @@ def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
         warnings.simplefilter("always")
         ConvertCoopToPtxPass().apply(make_context(), module)
     kernel = {x.sym_name.data: x for x in module.ops}[cfg.name]
-    got = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32), struct.pack("<i", 1),
-           struct.pack("<i", 1), struct.pack("<i", s), struct.pack("<f", scale),
-           struct.pack("<i", int(causal))]
     ptx_sim.Kernel(kernel).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1), [shift] * 3 + [0, 0])
     for i in (3, 4):
         assert np.array_equal(got[i].view(np.uint8), want[i].view(np.uint8)), \
