@@ -9,7 +9,7 @@ tiles and the products are wgmma.py's.
   tensor_rules.element_address (all clamp modes, views, blocks); where the layout promises
   16 contiguous bytes are 16 contiguous bytes of the memref (through any rank and a permuting
   view; Constant clamp keeps or discards them together), a uniform run-time alignment test picks
-  a path with one ld.global.v4 per 16 bytes (`_vector_groups`, `wgmma.stage_vectors`).
+  a path with one ld.global.v4 per 16 bytes (`tensor_vector_groups`, `wgmma.stage_vectors`).
 * store_tensor / load_tensor of an accumulator: per element in the wgmma D layout
   (`wgmma.acc_positions`), through a plain box (box_access.py) or as at subgroup scope.
 
@@ -84,20 +84,21 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
         for (r, c), v in zip(pos, vals):
             wg.store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v)
 
-    vec = _vector_groups(lw, op, t, buf, layout, view, n, es)
+    vec = None if op.decode_func is not None else \
+        tensor_vector_groups(lw, t, buf, layout, view, n, es)
     mn_major = False
     if vec is None:
         elements()
     else:  # 16-byte groups when the memref is 16-byte aligned at run time (uniform)
         along, aligned = vec
         mn_major = wg.mn_major_groups(t, es, along)
-        fill_word = _fill_word(lw, t, layout, es)
+        fill = fill_word(lw, layout, es)
 
         def group_address(ar, r, c):
             e = element_address(ar, layout, view, r, c, t.columns, False)
             a, off = address(ar, buf, e.index, es)
             keep = ar.and_(e.active, ar.not_(e.discarded))
-            return a, off, keep, fill_word
+            return a, off, keep, fill
 
         def fallback():
             if es == 2:
@@ -112,7 +113,7 @@ def load_tensor_workgroup(lw: KernelLowering, op: nv2.LoadTensorOp) -> None:
     lw.vmap[op.result] = wg.StagedTile(t, smem, mn, k, es, mn_major)
 
 
-def _fill_word(lw: KernelLowering, t, layout, es: int):
+def fill_word(lw: KernelLowering, layout, es: int):
     """clampValue's low E bytes repeated over a .b32 word (what a discarded group loads)."""
     if layout.mode.value != "Constant":
         return None
@@ -123,7 +124,7 @@ def _fill_word(lw: KernelLowering, t, layout, es: int):
     return lw.imm("b32", f"0x{word:08X}")
 
 
-def _vector_groups(lw, op, t, buf, layout, view, n, es):
+def tensor_vector_groups(lw, t, buf, layout, view, n, es):
     """(along_columns, aligned) when every group of P = 16/E consecutive matrix elements along
     the matrix's columns (or rows) is P consecutive memref elements whose first index is a
     multiple of P, and the group is wholly kept or wholly discarded; then `wgmma.stage_vectors`
@@ -147,8 +148,7 @@ def _vector_groups(lw, op, t, buf, layout, view, n, es):
     ar = Arith(lw)
     last = len(layout.dimension) - 1
     consts = lambda xs: all(x.is_const for x in xs)  # noqa: E731
-    if getattr(op, "decode_func", None) is not None \
-            or coop.bit_width(buf.ty.element_type) != 8 * es \
+    if coop.bit_width(buf.ty.element_type) != 8 * es \
             or layout.mode.value not in ("Undefined", "Constant") \
             or not layout.clamp_value.is_const \
             or not all(b.is_const and b.const == 1 for b in layout.block_size) \

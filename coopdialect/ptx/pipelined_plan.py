@@ -30,7 +30,7 @@ from coopdialect.dialects.tensor_addr import ClampMode
 from coopdialect.errors import CoopError
 from coopdialect.index_facts import divides
 from coopdialect.ptx.host_values import LayoutFields, layout_fields
-from coopdialect.ptx.kernel_lowering import width
+from coopdialect.ptx.kernel_lowering import max_shared_bytes, width
 
 COPIES = (AsyncCopyOp, AsyncCopyTensorOp)
 """The asynchronous copies the pipeline turns into bulk tensor copies (TMA)."""
@@ -40,7 +40,7 @@ COPIES = (AsyncCopyOp, AsyncCopyTensorOp)
 STAGES_ATTR = "coop.pipeline_stages"
 
 
-SHARED_LIMIT = 232448  # bytes of dynamic shared memory per CTA on sm_90 (227 KB)
+SHARED_LIMIT = max_shared_bytes("sm_90a")  # bytes of shared memory per CTA on sm_90 (227 KB)
 
 
 SCRATCH_BYTES = 16  # after the barriers: one st.shared.v4.b32 of retired sp-meta words

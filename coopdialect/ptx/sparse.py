@@ -45,11 +45,9 @@ from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import sparse_mma as sm
 from coopdialect.dialects.coop import Layout, Scope
 from coopdialect.ptx.coop_rules import pack8, pack16  # first: the coop rules are wrapped below
-from coopdialect.ptx.kernel_lowering import RULES, Buf, Frag, KernelLowering, Scalar, op_error, rule
+from coopdialect.ptx.kernel_lowering import (RULES, STATIC_SHARED_BYTES, Buf, Frag, KernelLowering,
+                                              Scalar, op_error, rule)
 from coopdialect.ptx.wgmma import check_warpgroup, staged_by_sparse_product
-
-STATIC_SMEM_LIMIT = 48 * 1024
-"""Bytes of static `.shared` a kernel may declare (larger needs dynamic shared memory)."""
 
 _prev_load = RULES[coop.LoadOp]
 
@@ -171,9 +169,9 @@ def _stage(lw: KernelLowering, op, p: Pending, mn_is_row: bool, kmajor: bool,
     x_ext, y_ext = (k_ext, r_ext) if xdim_is_k else (r_ext, k_ext)
     size = r_ext * k_ext * es
     smem = lw.alloc_shared(size)
-    if lw.shared_bytes > STATIC_SMEM_LIMIT:
+    if lw.shared_bytes > STATIC_SHARED_BYTES:
         raise op_error(op, f"the staged operands need {lw.shared_bytes} bytes of static shared "
-                           f"memory, more than {STATIC_SMEM_LIMIT}; use a smaller N or K per op")
+                           f"memory, more than {STATIC_SHARED_BYTES}; use a smaller N or K per op")
     units = (x_ext // ux) * y_ext
     # Is the unit's run contiguous in global memory? X is the logical column when
     # (X is K and MN is the row) or (X is MN and MN is the column).

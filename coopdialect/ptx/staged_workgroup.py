@@ -15,12 +15,15 @@ product chain — and for the tensor copies of any staged Workgroup-scope kernel
 * **coop.async_copy_tensor** into such a buffer: box element (i, j) is matrix element (i, j)
   of the reader (RowMajor) or (j, i) (ColumnMajor), read through the layout as
   OpCooperativeMatrixLoadTensorNV would (no view). Where the layout promises 16-byte groups
-  (`nv2_workgroup._vector_groups`: last dimension contiguous, groups kept or discarded whole)
-  and the source is 16-byte aligned at run time, each group that is one 16-byte row of the tile
+  (`nv2_workgroup.tensor_vector_groups`: last dimension contiguous, groups kept or discarded
+  whole) and the source is 16-byte aligned at run time, each group that is one 16-byte row of the tile
   is one `cp.async.cg.shared.global` of 16 bytes (PTX ISA 9.7.9.25.3), with src-size 0 for a
   discarded group — the hardware's zero fill, so only under clamp mode Undefined or Constant with
   a clampValue of 0; otherwise (and for 8-bit groups along M/N) the same groups or elements are
-  loaded and stored by the thread (`ld.global` + `st.shared`), synchronously.
+  loaded and stored by the thread (`ld.global` + `st.shared`), synchronously. Through a plain
+  box (`box_access.plain_box`) a thread's groups share one address register per lane-dependent
+  row and column and differ by immediate offsets; other layouts address each group by the
+  spec's pseudo-code (`tensor_rules.element_address`).
 * **coop.async_wait_group N**: `cp.async.wait_group N` (this thread's copies), then
   `fence.proxy.async` (wgmma reads shared memory through the async proxy) and `bar.sync 0`
   (every thread's copies and stores, visible to all).
@@ -46,7 +49,7 @@ from coopdialect.ptx.kernel_lowering import RULES, KernelLowering, op_error, reg
 from coopdialect.ptx.matrix_addressing import scalar_aff
 from coopdialect.ptx.box_access import origin as box_origin
 from coopdialect.ptx.box_access import plain_box
-from coopdialect.ptx.nv2_workgroup import _vector_groups
+from coopdialect.ptx.nv2_workgroup import fill_word, tensor_vector_groups
 from coopdialect.ptx.tensor_rules import address, element_address, load_elements
 
 _prev_load = RULES[coop.LoadOp]
@@ -174,20 +177,14 @@ def _copy_tensor(lw: KernelLowering, op: AsyncCopyTensorOp) -> None:
         for (r, c), v in zip(pos, vals):
             wg.store_staged(lw, ar, smem, mn, es, t.use_value, r, c, v, mn_major)
 
-    vec = _vector_groups(lw, op, _Box(rows, cols), buf, layout, None, n, es)
+    vec = tensor_vector_groups(lw, _Box(rows, cols), buf, layout, None, n, es)
     if vec is None:
         elements()
         return
     _, aligned = vec
-    zero_fill = layout.mode.value == "Undefined" or \
-        layout.clamp_value.const & ((1 << (8 * es)) - 1) == 0
-    fill = None
-    if layout.mode.value == "Constant":
-        bits = layout.clamp_value.const & ((1 << (8 * es)) - 1)
-        word = 0
-        for i in range(4 // es):
-            word |= bits << (8 * es * i)
-        fill = lw.imm("b32", f"0x{word:08X}")
+    fill = fill_word(lw, layout, es)  # None under Undefined (any value is right)
+    # cp.async's src-size 0 fills zeros: right under Undefined and for a zero clampValue
+    zero_fill = fill is None or layout.clamp_value.const & ((1 << (8 * es)) - 1) == 0
 
     def element_group(ar, r, c):
         e = element_address(ar, layout, None, *box(r, c), cols, False)

@@ -48,6 +48,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import coop_nv2 as nv2
+from coopdialect.dialects.coop_async import AsyncCopyTensorOp
 from coopdialect.dialects import sparse_mma as sm
 from coopdialect.dialects.coop import Layout, MatrixOperand, Scope, Use
 from coopdialect.ptx import affine as af
@@ -303,7 +304,7 @@ def is_staged(op: Operation | None) -> bool:
     t = op.result.type
     if t.scope_value != Scope.Workgroup or t.use_value not in (Use.MatrixA, Use.MatrixB):
         return False
-    if isinstance(op, coop.LoadOp) and any(u.operation.name == "coop.async_copy_tensor"
+    if isinstance(op, coop.LoadOp) and any(isinstance(u.operation, AsyncCopyTensorOp)
                                            for u in op.pointer.uses):
         return False  # its workgroup buffer is the tile (staged_workgroup.py)
     return not (isinstance(op, coop.LoadOp) and staged_by_sparse_product(op))
