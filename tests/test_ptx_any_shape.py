@@ -125,7 +125,7 @@ def test_layouts_a_bulk_copy_cannot_express_lower_op_by_op_with_the_reason(mode,
     the wgmma tiles), with a warning at the copy that gives the pipeline's reason."""
     module = api.parse(KERNEL.format(mode=mode, clamp=clamp), "refuse.mlir")
     with pytest.warns(CoopWarning, match=f"^refuse.mlir:\\d+:\\d+: warning: 'coop.async_copy_tensor' "
-                                         f"op lowered op by op .* and {why}"):
+                                         f"op lowered op by op .*: {why}"):
         api.run_pipeline(module, "pipeline-coop-loads{stages=3},convert-coop-to-ptx")
     text = emit_ptx(module)
     assert "cp.async.bulk.tensor" not in text and "cp.async.wait_group 1;" in text

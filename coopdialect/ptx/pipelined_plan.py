@@ -157,9 +157,9 @@ def _tensor_copy_fields(cp: AsyncCopyTensorOp) -> LayoutFields:
 
 
 def _refuse(op: Operation, why: str):
-    # a CoopError: `file:line:col: error: ...` at the op (the staged loop's location)
-    return CoopError(op, f"the staged form lowers only to a warp-specialized wgmma pipeline "
-                         f"(sm_90a) and {why}")
+    # a CoopError: `file:line:col: error: ...` at the op (the staged loop's location); the
+    # dispatcher lowers the kernel op by op instead where it can (lower.py)
+    return CoopError(op, f"the staged form's warp-specialized wgmma pipeline (sm_90a): {why}")
 
 
 def analyze(fn: func.FuncOp, target: str, cluster_m: int = 1, persistent: bool = False) -> Plan | None:
