@@ -1,16 +1,22 @@
-"""The external validators the suite runs (spirv-val, spirv-dis, ptxas): found, or a test failure.
+"""The external tools the suite runs (spirv-val, spirv-dis, ptxas, glslang): found, or a test failure.
 
 A missing validator never skips a test: CI must install it (tools/test.sh does).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL_CACHE = "COOP_TEST_TOOL_CACHE"
+"""The environment variable naming this run's folder of tool outputs (tests/conftest.py)."""
 
 
 def spirv_tool(name: str) -> str:
@@ -52,3 +58,40 @@ def ptxas() -> str:
     if found is None:
         pytest.fail("ptxas not found on PATH or at /usr/local/bin/ptxas (CUDA's PTX assembler is required)")
     return found
+
+
+def glslang(source: str | os.PathLike, *defines: str) -> bytes:
+    """The SPIR-V binary of `glslangValidator -V --target-env vulkan1.3 DEFINES SOURCE` (a path,
+    relative ones from the repository root); a compile error fails the test with glslang's
+    output. glslang's binary is a function of the source text and the options (it does not
+    record the file's folder), and a compile takes ~0.2 s of CPU, most of it glslang setting up
+    its built-in symbols: one run of the suite compiles each (file name, text, options) once, the
+    pytest-xdist workers sharing the binaries through the run's $COOP_TEST_TOOL_CACHE folder
+    (made and removed by tests/conftest.py)."""
+    path = ROOT / source
+    options = ["-V", "--target-env", "vulkan1.3", *defines]
+    text = path.read_bytes()
+    key = hashlib.sha256(b"\0".join([path.name.encode(), text, *map(str.encode, options)])).hexdigest()
+    cache = os.environ.get(TOOL_CACHE)
+    kept = Path(cache) / f"glslang-{key}.spv" if cache else None
+    if kept is not None and kept.is_file():
+        return kept.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.spv"
+        r = subprocess.run([spirv_tool("glslangValidator"), *options, "-o", str(out), str(path)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"glslangValidator failed on {source}:\n{r.stdout}{r.stderr}"
+        data = out.read_bytes()
+    if kept is not None:  # written whole, then renamed: a worker reads all of it or none
+        part = kept.with_suffix(f".{os.getpid()}.part")
+        part.write_bytes(data)
+        os.replace(part, kept)
+    return data
+
+
+def grammar_defines() -> list[str]:
+    """The `-D` options the shaders of tests/data take from the SPIR-V grammar rather than from a
+    number typed by hand: SCOPE_SUBGROUP, the Scope enumerant Subgroup."""
+    from coopdialect.spirv.grammar_tables import ENUMS
+
+    return [f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}"]
