@@ -21,6 +21,12 @@ import os
 import shutil
 import tempfile
 
+# One OpenBLAS thread per process: tools/test.sh runs a pytest-xdist worker per CPU, and
+# OpenBLAS's helper threads (numpy's matmul in the interpreter) would only spin on CPUs the
+# other worker is using (a third more CPU time on the interpreter-heavy tests). OpenBLAS reads
+# it once, when numpy loads it: here, before any test module imports numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import hypothesis_profiles  # noqa: F401  (registers the profiles and loads the chosen one)
 from validators import TOOL_CACHE
 
