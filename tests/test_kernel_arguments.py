@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import scaled
+import tool_processes
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
@@ -537,9 +538,10 @@ def test_coop_run_shape_must_agree_with_static_sizes(capsys, tmp_path):
 
 def test_coop_run_ptx_launch_command_line():
     """`coop-opt -t ptx-launch` of the example from a shell, as docs/runtime.md shows it."""
-    out = subprocess.run([sys.executable, "-m", "coopdialect.tools.coop_opt", str(GEMM), "-p",
-                          "convert-coop-to-ptx", "-t", "ptx-launch"], capture_output=True,
-                         text=True, check=True).stdout
+    r = tool_processes.run(["coop-opt", GEMM, "-p", "convert-coop-to-ptx", "-t", "ptx-launch"],
+                           text=True)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
     assert '"grid_dims"' in out and '"scalar": true' in out
 
 

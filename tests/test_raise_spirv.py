@@ -6,7 +6,6 @@ instruction."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +19,11 @@ from coopdialect import api
 from coopdialect.spirv.reader import deserialize
 import validators
 from cli import run_coop_opt
+import tool_processes
 from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
-COOP_RUN = [sys.executable, "-m", "coopdialect.tools.coop_run"]
 
 
 def glslang(src: str) -> bytes:
@@ -223,9 +222,9 @@ def test_coop_run_interprets_glslang_output(tmp_path):
     for i, x in enumerate(arrays):
         np.save(tmp_path / f"{i}.npy", x)
         inputs += ["--input", f"{i}={tmp_path / f'{i}.npy'}"]
-    r = subprocess.run([*COOP_RUN, str(spv), "--grid", f"{N // 16},{M // 16},1", *inputs, "--input", f"4={M}",
-                        "--input", f"5={N}", "--input", f"6={K}", "--save", str(tmp_path / "out")],
-                       capture_output=True, text=True)
+    r = tool_processes.run(["coop-run", str(spv), "--grid", f"{N // 16},{M // 16},1", *inputs,
+                            "--input", f"4={M}", "--input", f"5={N}", "--input", f"6={K}",
+                            "--save", str(tmp_path / "out")], text=True)
     assert r.returncode == 0, r.stderr
     want = arrays[0].reshape(M, K).astype(np.float64) @ arrays[1].reshape(K, N).astype(np.float64) \
         + arrays[2].reshape(M, N)

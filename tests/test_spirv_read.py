@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,12 @@ from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 from cli import run_coop_opt
+import tool_processes
 import validators
 from validators import spirv_dis, spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
-COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 # grammar values the GLSL sources take from glslang's command line (no number typed by hand)
 DEFINES = [f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}"]
 
@@ -200,13 +199,13 @@ def test_coop_opt_reads_spv(tmp_path):
     data = glslang("tests/data/coopmat2_tensor_ops.comp")
     f = tmp_path / "shader.spv"
     f.write_bytes(data)
-    r = subprocess.run([*COOP_OPT, str(f), "-t", "spirv", "-o", str(tmp_path / "out.spv")], capture_output=True)
+    r = tool_processes.run(["coop-opt", f, "-t", "spirv", "-o", tmp_path / "out.spv"])
     assert r.returncode == 0, r.stderr
     spirv_val((tmp_path / "out.spv").read_bytes(), tmp_path)
-    r = subprocess.run([*COOP_OPT, "-f", "spirv"], input=data, capture_output=True)
+    r = tool_processes.run(["coop-opt", "-f", "spirv"], input=data)
     assert r.returncode == 0 and b"spirv.NV.CooperativeMatrixReduce" in r.stdout
     (tmp_path / "bad.spv").write_bytes(data[:-6])
-    r = subprocess.run([*COOP_OPT, str(tmp_path / "bad.spv")], capture_output=True, text=True)
+    r = tool_processes.run(["coop-opt", tmp_path / "bad.spv"], text=True)
     assert r.returncode == 1 and r.stdout == ""
     assert re.fullmatch(rf"{re.escape(str(tmp_path / 'bad.spv'))}:0:\d+: error: binary length \d+ bytes is not a "
                         r"multiple of 4\n", r.stderr), r.stderr
