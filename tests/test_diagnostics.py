@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis_profiles import scaled
+import parsed
 
 from coopdialect import api
 from coopdialect.errors import CoopError
@@ -314,18 +315,18 @@ def _bufs():
 ])
 def test_api_raises_the_documented_exception_with_one_line(call, exc, match):
     with pytest.raises(exc, match=match) as e:
-        call(api.parse_file(str(GEMM)))
+        call(parsed.parse_file(GEMM))
     assert "\n" not in str(e.value)
 
 
 def test_api_lowering_twice_says_nothing_to_lower_and_leaves_module_unchanged():
-    m = api.parse_file(str(GEMM))
+    m = parsed.parse_file(GEMM)
     api.compile_to_ptx(m)
     before = str(m)
     with pytest.raises(CoopError, match="found nothing to lower"):
         api.compile_to_ptx(m)
     assert str(m) == before
-    m = api.parse_file(str(GEMM))
+    m = parsed.parse_file(GEMM)
     text = str(m)
     with pytest.raises(CoopError):  # convert-coop-to-spirv succeeds, then PTX refuses: no change
         api.run_pipeline(m, "convert-coop-to-spirv,convert-coop-to-ptx")
@@ -453,7 +454,7 @@ def test_pass_option_errors_name_the_pass_option_and_type(capsys, spec, message)
     assert rc == 1 and line.startswith(f"<command line>: error: bad pass pipeline '{spec}': "), line
     assert message in line
     with pytest.raises(CoopError) as e:  # the API says the same
-        api.run_pipeline(api.parse_file(str(GEMM)), spec)
+        api.run_pipeline(parsed.parse_file(GEMM), spec)
     assert message in str(e.value)
 
 
