@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (UNKNOWN_LOC, AffineMapAttr, ArrayAttr, Dictio
                                    StringAttr, UnitAttr)
 from xdsl.ir import (Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue,
                      TypeAttribute)
+from xdsl.ir.core import ErasedSSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -90,6 +91,20 @@ class PtxOp(IRDLOperation):
                 return
         super().__init__(operands=operands, result_types=result_types, properties=properties,
                          attributes=attributes, successors=successors, regions=regions)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """`Operation.verify`: for an op with no region or successor that does not end its block
+        (nearly every instruction) that is its erased-operand check and `verify_`, done here
+        directly; the others take `Operation.verify`'s terminator and successor checks."""
+        if self.regions or self._successors or self._next_op is None:
+            return super().verify(verify_nested_ops)
+        for operand in self._operands:
+            if isinstance(operand, ErasedSSAValue):
+                raise ValueError("Erased SSA value is used by the operation")
+        try:
+            self.verify_()
+        except VerifyException as err:
+            self.emit_error(f"Operation does not verify: {err}", err)
 
 
 def _flatten(entries, variadic: tuple[bool, ...], kind: type) -> list | None:
@@ -929,17 +944,33 @@ def _register_shape_verifier(cls: type[IRDLOperation]) -> Callable[[Operation], 
     cls._register_shape = (tuple(type(d) is VarOperandDef for _, d in op_def.operands),
                            tuple(type(d) is VarResultDef for _, d in op_def.results))
 
+    def fits(op: Operation) -> bool:
+        # plain loops: this runs for every instruction a lowering builds
+        ops, res = op._operands, op.results  # noqa: SLF001 - the tuple `operands` views
+        if not (len(ops) >= n_operands if var_operands else len(ops) == n_operands):
+            return False
+        if not (len(res) >= n_results if var_results else len(res) == n_results):
+            return False
+        if op.regions or op._successors:  # noqa: SLF001
+            return False
+        for v in ops:
+            if type(v.type) is not RegType:
+                return False
+        for r in res:
+            if type(r.type) is not RegType:
+                return False
+        props = op.properties
+        for k in required:
+            if k not in props:
+                return False
+        for k, v in props.items():
+            kind = kinds.get(k)
+            if kind is None or not isinstance(v, kind):
+                return False
+        return True
+
     def verify_(op: Operation) -> None:
-        props, ops, res = op.properties, op.operands, op.results
-        if ((len(ops) >= n_operands if var_operands else len(ops) == n_operands)
-                and (len(res) >= n_results if var_results else len(res) == n_results)
-                and not op.regions and not op.successors
-                and all(isinstance(v.type, RegType) for v in ops)
-                and all(isinstance(r.type, RegType) for r in res)
-                and required.issubset(props)
-                and all(k in kinds and isinstance(v, kinds[k]) for k, v in props.items())):
-            pass
-        else:
+        if not fits(op):
             op_def.verify(op)
         if custom is not None:
             custom(op)
