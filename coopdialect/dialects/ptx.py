@@ -13,6 +13,7 @@ Generic syntax only: this dialect is an output format, printed as PTX by
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -62,6 +63,25 @@ class RegType(ParametrizedAttribute, TypeAttribute):
 
 
 PRED, B16, B32, B64, F32, F64 = (RegType(k) for k in REG_KINDS)
+_REG_TYPES = dict(zip(REG_KINDS, (PRED, B16, B32, B64, F32, F64)))
+
+
+def reg_type(kind: str) -> RegType:
+    """`RegType(kind)`, the one instance per register class (a lowering asks for it per
+    instruction; attributes are immutable values, so every op may share it)."""
+    return _REG_TYPES.get(kind) or RegType(kind)
+
+
+@functools.lru_cache(maxsize=4096)
+def _string(text: str) -> StringAttr:
+    """`StringAttr(text)`, shared by the ops with the same modifiers or literal."""
+    return StringAttr(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _int(value: int) -> IntAttr:
+    """`IntAttr(value)`, shared likewise (offsets, counts)."""
+    return IntAttr(value)
 
 
 def reg_kind(value: SSAValue) -> str:
@@ -257,10 +277,10 @@ class PtxInst(PtxOp):
             # what IRDL's builder makes of one variadic operand and one variadic result, without
             # its generic argument matching (a lowering builds thousands of these)
             Operation.__init__(self, operands=args, result_types=list(out_types),
-                               properties={"mods": StringAttr(mods)}, location=UNKNOWN_LOC)
+                               properties={"mods": _string(mods)}, location=UNKNOWN_LOC)
         else:  # an Operation stands for its result: IRDL's builder resolves it
             super().__init__(operands=[args], result_types=[list(out_types)],
-                             properties={"mods": StringAttr(mods)})
+                             properties={"mods": _string(mods)})
 
 
 def _inst(cls_name: str, opcode: str, doc: str, version: tuple[int, int] = (6, 0)):
@@ -308,7 +328,7 @@ class PrmtIntoOp(PtxOp):
 
     def __init__(self, mods: str, args: Sequence[SSAValue], into: SSAValue):
         super().__init__(operands=[list(args), into], result_types=[into.type],
-                         properties={"mods": StringAttr(mods)})
+                         properties={"mods": _string(mods)})
 
 
 @irdl_op_definition
@@ -322,7 +342,7 @@ class MovImmOp(PtxOp):
 
     def __init__(self, mods: str, imm: str, out_type: RegType):
         super().__init__(result_types=[out_type],
-                         properties={"mods": StringAttr(mods), "imm": StringAttr(imm)})
+                         properties={"mods": _string(mods), "imm": _string(imm)})
 
 
 @irdl_op_definition
@@ -336,7 +356,7 @@ class MovSpecialOp(PtxOp):
 
     def __init__(self, mods: str, source: str, out_type: RegType):
         super().__init__(result_types=[out_type],
-                         properties={"mods": StringAttr(mods), "source": StringAttr(source)})
+                         properties={"mods": _string(mods), "source": _string(source)})
 
 
 @irdl_op_definition
@@ -350,7 +370,7 @@ class PackOp(PtxOp):
 
     def __init__(self, mods: str, args: Sequence[SSAValue], out_type: RegType):
         super().__init__(operands=[list(args)], result_types=[out_type],
-                         properties={"mods": StringAttr(mods)})
+                         properties={"mods": _string(mods)})
 
 
 @irdl_op_definition
@@ -364,7 +384,7 @@ class UnpackOp(PtxOp):
 
     def __init__(self, mods: str, arg: SSAValue, out_types: Sequence[RegType]):
         super().__init__(operands=[arg], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods)})
+                         properties={"mods": _string(mods)})
 
 
 @irdl_op_definition
@@ -408,7 +428,7 @@ class LdOp(PtxOp):
 
     def __init__(self, mods: str, addr: SSAValue, offset: int, out_types: Sequence[RegType]):
         super().__init__(operands=[addr], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods), "offset": IntAttr(offset)})
+                         properties={"mods": _string(mods), "offset": _int(offset)})
 
 
 @irdl_op_definition
@@ -423,7 +443,7 @@ class StOp(PtxOp):
 
     def __init__(self, mods: str, addr: SSAValue, offset: int, values: Sequence[SSAValue]):
         super().__init__(operands=[addr, list(values)],
-                         properties={"mods": StringAttr(mods), "offset": IntAttr(offset)})
+                         properties={"mods": _string(mods), "offset": _int(offset)})
 
 
 @irdl_op_definition
@@ -455,7 +475,7 @@ class MmaSyncOp(PtxOp):
     def __init__(self, mods: str, a: Sequence[SSAValue], b: Sequence[SSAValue],
                  c: Sequence[SSAValue], out_types: Sequence[RegType]):
         super().__init__(operands=[[*a, *b, *c]], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods), "a_count": IntAttr(len(a)),
+                         properties={"mods": _string(mods), "a_count": IntAttr(len(a)),
                                      "b_count": IntAttr(len(b))})
 
     def groups(self) -> tuple[Sequence[SSAValue], Sequence[SSAValue], Sequence[SSAValue]]:
@@ -514,7 +534,7 @@ class WgmmaMmaAsyncOp(PtxOp):
         if imms is None:
             imms = "1, 1, 1, 0, 0" if len(a) == 1 else "1, 1, 1, 0"
         super().__init__(operands=[[*a, desc_b, *acc]], result_types=[[v.type for v in acc]],
-                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms),
+                         properties={"mods": _string(mods), "imms": _string(imms),
                                      "a_count": IntAttr(len(a))})
 
     def verify_(self) -> None:
@@ -632,7 +652,7 @@ class WgmmaMmaAsyncSpOp(IRDLOperation):
     def __init__(self, mods: str, a: Sequence[SSAValue], desc_b: SSAValue, meta: SSAValue,
                  sp_sel: int, acc: Sequence[SSAValue], imms: str):
         super().__init__(operands=[[*a, desc_b, meta, *acc]], result_types=[[v.type for v in acc]],
-                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms),
+                         properties={"mods": _string(mods), "imms": _string(imms),
                                      "sp_sel": IntAttr(sp_sel), "a_count": IntAttr(len(a))})
 
     @property
@@ -675,7 +695,7 @@ class MbarrierInitOp(PtxOp):
     count = prop_def(IntAttr)
 
     def __init__(self, addr: SSAValue, offset: int, count: int):
-        super().__init__(operands=[addr], properties={"offset": IntAttr(offset), "count": IntAttr(count)})
+        super().__init__(operands=[addr], properties={"offset": _int(offset), "count": IntAttr(count)})
 
 
 @irdl_op_definition
@@ -769,7 +789,7 @@ class CpAsyncOp(PtxOp):
     def __init__(self, dst: SSAValue, src: SSAValue, size: int, src_size: SSAValue | None = None,
                  offset: int = 0, src_offset: int = 0):
         super().__init__(operands=[dst, src, [src_size] if src_size is not None else []],
-                         properties={"size": IntAttr(size), "offset": IntAttr(offset),
+                         properties={"size": IntAttr(size), "offset": _int(offset),
                                      "src_offset": IntAttr(src_offset)})
 
     def verify_(self) -> None:
