@@ -151,6 +151,37 @@ def test_deep_nesting_names_the_limit(tmp_path, capsys):
     assert time.time() - t0 < 5
 
 
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "examples").glob("*.mlir"))
+                         + sorted((Path(__file__).parent / "filecheck").glob("*/invalid*.mlir")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_types_parsed_once_per_spelling_are_the_parsers_types(path):
+    """LocatingParser hands out a type spelled as one parsed before in the same input; every
+    example and every FileCheck input of invalid IR (each `// -----` chunk) parses to the
+    module (generic form, with locations) or the error that parsing each type again gives."""
+    import io
+
+    from xdsl.parser import Parser
+    from xdsl.printer import Printer
+
+    from coopdialect.context import make_context
+    from coopdialect.diagnostics import LocatingParser
+
+    class EveryTimeParser(LocatingParser):
+        parse_optional_type = Parser.parse_optional_type
+
+    def result(cls, chunk):
+        try:
+            m = cls(make_context(), chunk, str(path)).parse_module()
+        except Exception as e:  # noqa: BLE001 - the error is part of what must agree
+            return f"{type(e).__name__}: {e}"
+        out = io.StringIO()
+        Printer(out, print_generic_format=True, print_debuginfo=True).print_op(m)
+        return out.getvalue()
+
+    for chunk in path.read_text().split("// -----"):
+        assert result(LocatingParser, chunk) == result(EveryTimeParser, chunk)
+
+
 def test_parse_time_verifier_errors_are_located(tmp_path, capsys):
     src = _kernel(tmp_path, 'func.func @k() {\n  %c = arith.constant 300 : i8\n  func.return\n}\n')
     rc, _, err = _opt(capsys, str(src))
