@@ -60,33 +60,45 @@ def ptxas() -> str:
     return found
 
 
+def run_once(kind: str, key: list[bytes], produce):
+    """`produce()` (bytes), or what it gave for the same `key` earlier in this run: a tool's
+    output is a function of its inputs and options, and several tests feed some tools the same
+    input. Kept in the run's $COOP_TEST_TOOL_CACHE folder (tests/conftest.py), which the
+    pytest-xdist workers share; written whole, then renamed, so a worker reads all of it or none."""
+    cache = os.environ.get(TOOL_CACHE)
+    if not cache:
+        return produce()
+    digest = hashlib.sha256(b"\0".join(key)).hexdigest()
+    kept = Path(cache) / f"{kind}-{digest}"
+    if kept.is_file():
+        return kept.read_bytes()
+    data = produce()
+    part = kept.with_suffix(f".{os.getpid()}.part")
+    part.write_bytes(data)
+    os.replace(part, kept)
+    return data
+
+
 def glslang(source: str | os.PathLike, *defines: str) -> bytes:
     """The SPIR-V binary of `glslangValidator -V --target-env vulkan1.3 DEFINES SOURCE` (a path,
     relative ones from the repository root); a compile error fails the test with glslang's
     output. glslang's binary is a function of the source text and the options (it does not
     record the file's folder), and a compile takes ~0.2 s of CPU, most of it glslang setting up
     its built-in symbols: one run of the suite compiles each (file name, text, options) once, the
-    pytest-xdist workers sharing the binaries through the run's $COOP_TEST_TOOL_CACHE folder
-    (made and removed by tests/conftest.py)."""
+    pytest-xdist workers sharing the binaries (`run_once`)."""
     path = ROOT / source
     options = ["-V", "--target-env", "vulkan1.3", *defines]
-    text = path.read_bytes()
-    key = hashlib.sha256(b"\0".join([path.name.encode(), text, *map(str.encode, options)])).hexdigest()
-    cache = os.environ.get(TOOL_CACHE)
-    kept = Path(cache) / f"glslang-{key}.spv" if cache else None
-    if kept is not None and kept.is_file():
-        return kept.read_bytes()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out.spv"
-        r = subprocess.run([spirv_tool("glslangValidator"), *options, "-o", str(out), str(path)],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, f"glslangValidator failed on {source}:\n{r.stdout}{r.stderr}"
-        data = out.read_bytes()
-    if kept is not None:  # written whole, then renamed: a worker reads all of it or none
-        part = kept.with_suffix(f".{os.getpid()}.part")
-        part.write_bytes(data)
-        os.replace(part, kept)
-    return data
+
+    def compile_() -> bytes:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out.spv"
+            r = subprocess.run([spirv_tool("glslangValidator"), *options, "-o", str(out), str(path)],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, f"glslangValidator failed on {source}:\n{r.stdout}{r.stderr}"
+            return out.read_bytes()
+
+    return run_once("glslang", [path.name.encode(), path.read_bytes(), *map(str.encode, options)],
+                    compile_)
 
 
 def grammar_defines() -> list[str]:
