@@ -3,10 +3,13 @@
 It follows the PTX ISA's semantics for the instructions the tensor-addressing and
 cooperative-matrix-2 rules emit (integer and f16/bf16/f32 arithmetic, cvt with its rounding
 modifiers, setp/selp, ld/st in the global and shared spaces, branches with block arguments,
-shfl.sync.bfly, bar.warp.sync, bar.sync). Every thread is a Python generator over its own
-registers; it stops at a warp or CTA synchronisation point, where the scheduler exchanges the
-shuffled values and resumes the warp (or the CTA). A load or store outside a buffer raises
-(the GPU would fault or corrupt memory).
+shfl.sync.bfly, bar.warp.sync, bar.sync). `_inst` and the functions it calls give an
+instruction's result for one thread. A CTA runs in lock step: every register is an array with a
+value per thread, and each instruction runs once on the arrays of the threads at it (numpy doing,
+lane by lane, what those functions do; the few instructions without such a form call them per
+lane); the threads that branch apart run in turns, the lowest-numbered block first, until they
+meet again, and a barrier, shuffle or matrix instruction needs every live thread at it. A load
+or store outside a buffer raises (the GPU would fault or corrupt memory).
 
 `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (PTX ISA 9.7.14.5.8 fragment figures) and
 `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}` / `m64nNk32{.satfinite}.s32.{s8,u8}.{s8,u8}`
@@ -29,7 +32,6 @@ results to zeros of their sign; `min`/`max` propagate a NaN only with `.NaN`.
 from __future__ import annotations
 
 import functools
-import operator
 
 import ml_dtypes
 import numpy as np
@@ -324,16 +326,324 @@ def _wgmma(group, shared) -> list:
     return D[r, col].astype(np.float32).view(np.uint32).tolist()
 
 
-def _resume(g, v):
-    try:
-        return g.send(v)
-    except StopIteration:
-        return None
-
-
 def _keys(values) -> tuple[int, ...]:
     """The register keys of SSA values (see Kernel._decode)."""
     return tuple(map(id, values))
+
+
+# -- lanes: a CTA's registers as arrays ---------------------------------------------------------
+#
+# Every register holds one uint64 per thread of the CTA (a predicate 0 or 1, a float its bits),
+# and each instruction runs once for a group of threads (`idx`: None for all of them, else their
+# indices), on numpy arrays: what the per-thread semantics above do to each thread's value,
+# lane by lane. An instruction without an array form here runs those per-thread functions on each
+# lane (`_per_lane`), so every instruction keeps exactly their semantics.
+
+U64 = np.uint64
+
+
+def _mask(w: int) -> np.uint64:
+    return U64((1 << w) - 1)
+
+
+def _lane_sval(bits: np.ndarray, w: int) -> np.ndarray:
+    """int64 lanes: the low `w` bits of `bits` read signed (`_sval`)."""
+    x = bits & _mask(w)
+    if w == 64:
+        return x.view(np.int64)
+    s = np.int64(1 << (w - 1))
+    return (x.astype(np.int64) ^ s) - s
+
+
+def _lane_read_int(bits: np.ndarray, t: str) -> np.ndarray:
+    """`_read` of an integer type: int64 lanes for .sN, masked uint64 lanes otherwise."""
+    w = _w(t)
+    return _lane_sval(bits, w) if t[0] == "s" else bits & _mask(w)
+
+
+def _lane_fval(bits: np.ndarray, t: str) -> np.ndarray:
+    """`_fval`: lanes of type t from their bits."""
+    w = 16 if t == "bf16" else _w(t)
+    return (bits & _mask(w)).astype(UINT[w]).view(FLOAT[t])
+
+
+def _lane_fbits(x: np.ndarray, t: str) -> np.ndarray:
+    """`_fbits`: the bits of lanes already of type t."""
+    return x.view(UINT[16 if t == "bf16" else _w(t)]).astype(U64)
+
+
+def _lane_flush(x: np.ndarray, t: str) -> np.ndarray:
+    """`_flush` (.ftz) of lanes of type t."""
+    if t != "f32":
+        return x
+    sub = (x != 0) & (np.abs(x) < np.float32(2.0 ** -126))
+    return np.where(sub, np.copysign(np.float32(0), x), x) if sub.any() else x
+
+
+class _Cta:
+    """One CTA's state: registers, the special registers, memory, the cp.async copies in flight."""
+
+    def __init__(self, n: int, mem, shared, sreg: dict, kernel: "Kernel"):
+        self.n, self.mem, self.shared, self.sreg, self.kernel = n, mem, shared, sreg, kernel
+        self.regs: dict[int, np.ndarray] = {}
+        self.cp_count = np.zeros(n, np.int64)  # cp.async groups each thread has committed
+        self.cp_copies: list[list] = []  # [thread ids, group numbers, shared addresses, bytes]
+
+    def get(self, key: int, idx) -> np.ndarray:
+        a = self.regs[key]
+        return a if idx is None else a[idx]
+
+    def put(self, key: int, idx, vals) -> None:
+        if idx is None:
+            self.regs[key] = np.array(np.broadcast_to(vals, (self.n,)), U64)
+            return
+        a = self.regs.get(key)
+        if a is None:
+            a = self.regs[key] = np.zeros(self.n, U64)
+        a[idx] = vals
+
+    def size(self, idx) -> int:
+        return self.n if idx is None else len(idx)
+
+    def tids(self, idx) -> np.ndarray:
+        return np.arange(self.n) if idx is None else idx
+
+    def locate(self, space: str, addr: np.ndarray, nbytes: int) -> list[tuple]:
+        """[(buffer, lanes of `addr` in it, byte offsets)] for an access of `nbytes` at each
+        lane's address (`Kernel._addr`'s rules), SimError where one is out of bounds."""
+        if space == "shared":
+            bad = (addr < 16) | (addr + nbytes > len(self.shared))
+            if bad.any():
+                raise SimError(f"shared access at {int(addr[bad][0])} ({nbytes} bytes) outside the window")
+            return [(self.shared, None, addr)]
+        mem, shifts = self.mem, self.kernel.shifts
+        which = (addr >> GLOBAL_SHIFT) - 1
+        out = []
+        for i in np.unique(which).tolist():
+            lanes = None if len(out) == 0 and (which == i).all() else np.nonzero(which == i)[0]
+            at = addr if lanes is None else addr[lanes]
+            if not 0 <= i < len(mem):
+                raise SimError(f"global access at buffer {i} byte {int(at[0] & ((1 << GLOBAL_SHIFT) - 1))} "
+                               f"({nbytes} bytes) out of bounds")
+            off = (at & ((1 << GLOBAL_SHIFT) - 1)) - shifts[i]
+            bad = (off < 0) | (off + nbytes > len(mem[i]))
+            if bad.any():
+                raise SimError(f"global access at buffer {i} byte {int(off[bad][0])} ({nbytes} bytes) out of bounds")
+            out.append((mem[i], lanes, off))
+        return out
+
+
+def _gather(buf: np.ndarray, off: np.ndarray, nbytes: int) -> np.ndarray:
+    """(lanes, nbytes) uint8: the bytes at each lane's offset."""
+    return buf[off[:, None] + np.arange(nbytes)]
+
+
+def _le(chunk: np.ndarray, w: int) -> np.ndarray:
+    """uint64 lanes from (lanes, w) little-endian bytes."""
+    return np.ascontiguousarray(chunk).view(f"<u{w}").reshape(-1).astype(U64)
+
+
+def _per_lane(fn, args: tuple[int, ...], out: int):
+    """A step computing `fn(list of the lane's input values)` lane by lane (Python ints, as the
+    per-thread functions take them)."""
+    def step(cta: _Cta, idx) -> None:
+        cols = [cta.get(a, idx).tolist() for a in args]
+        cta.put(out, idx, np.array([int(fn(list(v))) for v in zip(*cols)], U64))
+    return step
+
+
+def _inst_step(code: str, tokens: list[str], args: tuple[int, ...], out: int, rw: int):
+    """The lanes step of one plain instruction (`_inst`'s semantics)."""
+    t = tokens[-1] if tokens else ""
+    fast = _lane_inst(code, tokens, args, out, rw, t)
+    if fast is not None:
+        return fast
+
+    def one(a: list[int]) -> int:
+        r: dict = {}
+        _inst(code, tokens, a, "out", rw, r)
+        return r["out"]
+    return _per_lane(one, args, out)
+
+
+_LANE_CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+             "eq": np.equal, "ne": np.not_equal, "lo": np.less, "ls": np.less_equal,
+             "hi": np.greater, "hs": np.greater_equal}
+_LANE_FLOAT = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def _lane_inst(code, tokens, args, out, rw, t):
+    """The array form of `_inst` for the instructions that have one, else None."""
+    rm = _mask(rw)
+    if code == "mov":
+        a0 = args[0]
+        return lambda cta, idx: cta.put(out, idx, cta.get(a0, idx) & rm)
+    if code == "cvta":
+        a0 = args[0]
+        return lambda cta, idx: cta.put(out, idx, cta.get(a0, idx))
+    if code == "selp":
+        a0, a1, a2 = args
+        return lambda cta, idx: cta.put(out, idx, np.where(cta.get(a2, idx) != 0, cta.get(a0, idx),
+                                                           cta.get(a1, idx)))
+    if code == "setp":
+        if len(tokens) < 2 or tokens[0] not in _LANE_CMP or len(args) != 2:
+            return None
+        cmp, st, (a0, a1) = _LANE_CMP[tokens[0]], tokens[1], args
+        if st in FLOAT:
+            def setp_f(cta, idx):
+                x = _lane_fval(cta.get(a0, idx), st).astype(np.float64)
+                y = _lane_fval(cta.get(a1, idx), st).astype(np.float64)
+                cta.put(out, idx, cmp(x, y))
+            return setp_f
+        if st == "pred":
+            return None
+
+        def setp_i(cta, idx):
+            cta.put(out, idx, cmp(_lane_read_int(cta.get(a0, idx), st),
+                                  _lane_read_int(cta.get(a1, idx), st)))
+        return setp_i
+    if t == "pred" and code in ("and", "or", "xor") and len(args) == 2:
+        a0, a1 = args
+        fn = {"and": np.logical_and, "or": np.logical_or, "xor": np.not_equal}[code]
+        return lambda cta, idx: cta.put(out, idx, fn(cta.get(a0, idx) != 0, cta.get(a1, idx) != 0))
+    if t == "pred" and code == "not" and len(args) == 1:
+        a0 = args[0]
+        return lambda cta, idx: cta.put(out, idx, cta.get(a0, idx) == 0)
+    if code == "cvt":
+        return _lane_cvt(tokens, args[0], out)
+    if t in FLOAT:
+        return _lane_float(code, tokens, t, args, out)
+    if t[:1] in ("s", "u", "b") and t[1:].isdigit():
+        return _lane_int(code, tokens, t, args, out, rw)
+    return None
+
+
+def _lane_cvt(tokens, a0, out):
+    """`_cvt` on lanes: int -> int, float -> float, int -> float; None for float -> int."""
+    dst, src = tokens[-2], tokens[-1]
+    rnd = tokens[0] if len(tokens) > 2 else ""
+    if src in FLOAT and dst in FLOAT:
+        irnd = _IRND.get(rnd)
+
+        def f2f(cta, idx):
+            x = _lane_fval(cta.get(a0, idx), src).astype(np.float64)
+            if irnd is not None:
+                x = irnd(x)
+            cta.put(out, idx, _lane_fbits(x.astype(FLOAT[dst]), dst))
+        return f2f
+    if src in FLOAT or src == "pred" or dst == "pred":
+        return None
+    if dst in FLOAT:
+        if rnd != "rn":
+            return None
+
+        def i2f(cta, idx):
+            v = _lane_read_int(cta.get(a0, idx), src)
+            cta.put(out, idx, _lane_fbits(v.astype(np.float64).astype(FLOAT[dst]), dst))
+        return i2f
+    m = _mask(_w(dst))
+
+    def i2i(cta, idx):
+        v = _lane_read_int(cta.get(a0, idx), src)
+        cta.put(out, idx, v.astype(U64) & m)
+    return i2i
+
+
+def _lane_float(code, tokens, t, args, out):
+    """`_float_op` on lanes (None for the functions it leaves to the per-lane form)."""
+    ftz = "ftz" in tokens
+    nan = "NaN" in tokens or code not in ("max", "min")
+    ft = FLOAT[t]
+
+    def inputs(cta, idx):
+        xs = [_lane_fval(cta.get(a, idx), t) for a in args]
+        return [_lane_flush(x, t) for x in xs] if ftz else xs
+
+    def finish(cta, idx, r):
+        r = np.asarray(r)
+        if r.dtype != ft:
+            r = r.astype(ft)
+        cta.put(out, idx, _lane_fbits(_lane_flush(r, t) if ftz else r, t))
+
+    if code in _LANE_FLOAT and len(args) == 2:
+        fn = _LANE_FLOAT[code]
+        return lambda cta, idx: finish(cta, idx, fn(*inputs(cta, idx)))
+    if code in ("fma", "mad") and len(args) == 3:
+        def fma(cta, idx):
+            x = [v.astype(np.float64) for v in inputs(cta, idx)]
+            finish(cta, idx, x[0] * x[1] + x[2])
+        return fma
+    if code in ("max", "min") and len(args) == 2:
+        fn = (np.maximum if nan else np.fmax) if code == "max" else (np.minimum if nan else np.fmin)
+        return lambda cta, idx: finish(cta, idx, fn(*inputs(cta, idx)))
+    if code == "neg" and len(args) == 1:
+        return lambda cta, idx: finish(cta, idx, -inputs(cta, idx)[0])
+    if code == "abs" and len(args) == 1:
+        return lambda cta, idx: finish(cta, idx, np.abs(inputs(cta, idx)[0]))
+    if code == "copysign" and len(args) == 2:
+        return lambda cta, idx: finish(cta, idx, np.copysign(*inputs(cta, idx)[::-1]))
+    if code == "sqrt" and len(args) == 1:
+        return lambda cta, idx: finish(cta, idx, np.sqrt(inputs(cta, idx)[0].astype(np.float64)))
+    if code in APPROX and len(args) == 1:
+        def approx(cta, idx):  # the model may be any Python function: applied per lane
+            f = APPROX[code]
+            finish(cta, idx, np.array([f(np.float64(v)) for v in inputs(cta, idx)[0]]))
+        return approx
+    return None
+
+
+def _lane_int(code, tokens, t, args, out, rw):
+    """`_int_op` on lanes where the result is no wider than the type (None otherwise, and for
+    div/rem, mul.hi/.wide and add.sat: those run per lane)."""
+    w = _w(t)
+    if rw > w or "wide" in tokens or "hi" in tokens or "sat" in tokens:
+        return None
+    signed = t[0] == "s"
+    m, rm = _mask(w), _mask(rw)
+    # the low w bits of these do not depend on reading the operands signed
+    if code in ("add", "sub", "and", "or", "xor") and len(args) == 2:
+        fn = {"add": np.add, "sub": np.subtract, "and": np.bitwise_and, "or": np.bitwise_or,
+              "xor": np.bitwise_xor}[code]
+        a0, a1 = args
+        return lambda cta, idx: cta.put(out, idx, fn(cta.get(a0, idx) & m, cta.get(a1, idx) & m) & rm)
+    if code == "mul" and "lo" in tokens and len(args) == 2:
+        a0, a1 = args
+        return lambda cta, idx: cta.put(out, idx, ((cta.get(a0, idx) & m) * (cta.get(a1, idx) & m)) & m & rm)
+    if code == "mad" and "lo" in tokens and len(args) == 3:
+        a0, a1, a2 = args
+
+        def mad(cta, idx):
+            p = ((cta.get(a0, idx) & m) * (cta.get(a1, idx) & m)) & m
+            cta.put(out, idx, (p + (cta.get(a2, idx) & m)) & rm)
+        return mad
+    if code == "neg" and len(args) == 1:
+        a0 = args[0]
+        return lambda cta, idx: cta.put(out, idx, (U64(0) - (cta.get(a0, idx) & m)) & rm)
+    if code == "not" and len(args) == 1:
+        a0 = args[0]
+        return lambda cta, idx: cta.put(out, idx, ~(cta.get(a0, idx) & m) & rm)
+    if code in ("min", "max") and len(args) == 2:
+        fn, (a0, a1) = (np.minimum if code == "min" else np.maximum), args
+
+        def minmax(cta, idx):
+            x, y = _lane_read_int(cta.get(a0, idx), t), _lane_read_int(cta.get(a1, idx), t)
+            cta.put(out, idx, fn(x, y).astype(U64) & rm)
+        return minmax
+    if code in ("shl", "shr") and len(args) == 2:
+        a0, a1 = args
+
+        def shift(cta, idx):
+            k = np.minimum(cta.get(a1, idx) & U64(0xFFFFFFFF), U64(w))
+            x = cta.get(a0, idx)
+            if code == "shl":
+                r = np.where(k >= 64, U64(0), (x & m) << np.minimum(k, U64(63)))
+            elif signed:
+                r = (_lane_sval(x, w) >> np.minimum(k, U64(63)).astype(np.int64)).astype(U64)
+            else:
+                r = np.where(k >= 64, U64(0), (x & m) >> np.minimum(k, U64(63)))
+            cta.put(out, idx, r & rm)
+        return shift
+    return None
 
 
 class Kernel:
@@ -379,57 +689,115 @@ class Kernel:
                 b.reshape(-1).view(np.uint8)[:] = m
 
     # -- one CTA ------------------------------------------------------------------------------
+    #
+    # The threads run in lock step: each round runs the lowest-numbered block any live thread
+    # is at, for the threads at it (blocks are numbered in program order, so the threads that
+    # took one side of a branch reach the join before those still inside a loop or on the other
+    # side go on past it). A barrier, shuffle or matrix instruction needs every live thread at
+    # it; memory is read and written in program order, instruction by instruction, which is
+    # what a kernel without data races between its barriers sees either way.
 
     def _cta(self, mem, ctaid, grid, block) -> None:
         n = block[0] * block[1] * block[2]
         shared = np.zeros(self.shared_size, np.uint8)
-        threads = []
-        for t in range(n):
-            tid = (t % block[0], t // block[0] % block[1], t // (block[0] * block[1]))
-            sreg = {"%laneid": t % 32}
-            for i, d in enumerate("xyz"):
-                sreg[f"%tid.{d}"] = tid[i]
-                sreg[f"%ctaid.{d}"] = ctaid[i]
-                sreg[f"%ntid.{d}"] = block[i]
-                sreg[f"%nctaid.{d}"] = grid[i]
-            threads.append(self._thread(mem, shared, sreg))
-        state = [next(g, None) for g in threads]
-        while any(s is not None for s in state):
-            live = [s for s in state if s is not None]
-            kinds = {s[0] for s in live}
-            if len(kinds) != 1:
-                raise SimError(f"threads diverge at synchronisation points: {kinds}")
-            kind = kinds.pop()
-            if kind == "bar" and len(live) != n:
-                raise SimError("bar.sync with exited threads")
-            send = [None] * n
-            if kind == "mma":
-                for w in range(0, n, 32):
-                    send[w:w + 32] = _mma(state[w:w + 32])
-            elif kind == "wgmma":
-                if n % 128:
-                    raise SimError("wgmma outside whole warpgroups")
-                for w in range(0, n, 128):
-                    send[w:w + 128] = _wgmma(state[w:w + 128], shared)
-            elif kind == "shfl":
-                for w in range(0, n, 32):
-                    lanes = state[w:w + 32]
-                    for i, s in enumerate(lanes):
-                        if s is None:
-                            continue
-                        _, val, b, c, mask = s
-                        src = i ^ (b & 31)
-                        if lanes[src] is None:
-                            raise SimError("shfl from an exited lane")
-                        send[w + i] = lanes[src][1]
-            state = [_resume(g, v) if s is not None else None
-                     for g, s, v in zip(threads, state, send)]
+        t = np.arange(n, dtype=np.uint64)
+        tid = (t % U64(block[0]), t // U64(block[0]) % U64(block[1]), t // U64(block[0] * block[1]))
+        sreg = {"%laneid": t % U64(32)}
+        for i, d in enumerate("xyz"):
+            sreg[f"%tid.{d}"] = tid[i]
+            sreg[f"%ctaid.{d}"] = np.full(n, ctaid[i], U64)
+            sreg[f"%ntid.{d}"] = np.full(n, block[i], U64)
+            sreg[f"%nctaid.{d}"] = np.full(n, grid[i], U64)
+        cta = _Cta(n, mem, shared, sreg, self)
+        pc = np.zeros(n, np.int64)  # each thread's next block; -1 once it has returned
+        while True:
+            live = pc >= 0
+            if not live.any():
+                return
+            b = int(pc[live].min())
+            at = pc == b
+            idx = None if at.all() else np.nonzero(at)[0]
+            self._run_block(cta, b, idx, pc, live)
 
-    # Each op is decoded once into a tuple (tag, fields...): a thread's step then reads plain
-    # Python values instead of walking xDSL's operand descriptors again for every thread; a run
-    # of ops that neither branch nor synchronise is one ("steps", [function, ...]) entry. A
-    # register is keyed by its SSA value's id (`_keys`): the kernel op, alive while the Kernel
-    # is, keeps the ids unique, and an int hashes in C where an SSAValue's __hash__ is Python.
+    def _run_block(self, cta: _Cta, b: int, idx, pc: np.ndarray, live: np.ndarray) -> None:
+        sel = slice(None) if idx is None else idx
+        for e in self.code[b]:
+            tag = e[0]
+            if tag == "steps":
+                for step in e[1]:
+                    step(cta, idx)
+                continue
+            if tag == "bra":
+                vals = [cta.get(v, idx) for v in e[1]]  # a parallel copy: all read first
+                for a, v in zip(e[2], vals):
+                    cta.put(a, idx, v)
+                pc[sel] = e[3]
+                return
+            if tag == "cbra":
+                p = cta.get(e[1], idx) != 0
+                if e[2]:
+                    p = ~p
+                pc[sel] = np.where(p, e[3], e[4])
+                return
+            if tag == "ret":
+                pc[sel] = -1
+                return
+            self._sync(cta, e, idx, live)
+        pc[sel] = b + 1 if b + 1 < len(self.code) else -1
+
+    def _sync(self, cta: _Cta, e: tuple, idx, live: np.ndarray) -> None:
+        """A barrier, shuffle or matrix instruction: every live thread is at it."""
+        tag, n = e[0], cta.n
+        here = np.ones(n, bool) if idx is None else np.isin(np.arange(n), idx)
+        if not np.array_equal(here, live):
+            raise SimError(f"threads diverge at synchronisation points: {tag}")
+        if tag == "bar":
+            if not live.all():
+                raise SimError("bar.sync with exited threads")
+            return
+        if tag == "warp":
+            return
+        if tag == "shfl":
+            vals, b = (cta.regs[k] for k in e[1][:2])
+            t = np.arange(n, dtype=np.uint64) if idx is None else idx.astype(np.uint64)
+            src = ((t & ~U64(31)) | ((t & U64(31)) ^ (b[t.astype(np.int64)] & U64(31)))).astype(np.int64)
+            if not live[src].all():
+                raise SimError("shfl from an exited lane")
+            cta.put(e[2], idx, vals[src])
+            return
+        if tag == "mma":
+            _, mods, a, b, c, outs = e
+            if mods != ".m16n8k16.row.col.f32.f16.f16.f32":
+                raise SimError(f"simulator lacks mma.sync{mods}")
+            cols = [np.stack([cta.regs[k] for k in ks], axis=1) for ks in (a, b, c)]
+            for w in range(0, n, 32):
+                if not live[w:w + 32].all():
+                    raise SimError("mma.sync with exited lanes")
+                lanes = [("mma", *(x[lane].tolist() for x in cols)) for lane in range(w, w + 32)]
+                got = np.array(_mma(lanes), U64)
+                for j, o in enumerate(outs):
+                    cta.put(o, np.arange(w, w + 32), got[:, j])
+            return
+        # wgmma
+        _, mods, imms, a, desc_b, acc, outs = e
+        if n % 128:
+            raise SimError("wgmma outside whole warpgroups")
+        A = np.stack([cta.regs[k] for k in a], axis=1)
+        D = np.stack([cta.regs[k] for k in acc], axis=1)
+        B = cta.regs[desc_b]
+        for w in range(0, n, 128):
+            if not live[w:w + 128].all():
+                raise SimError("wgmma with exited threads")
+            group = [("wgmma", mods, imms, A[i, 0].item() if len(a) == 1 else A[i].tolist(),
+                      B[i].item(), D[i].tolist()) for i in range(w, w + 128)]
+            got = np.array(_wgmma(group, cta.shared), U64)
+            for j, o in enumerate(outs):
+                cta.put(o, np.arange(w, w + 128), got[:, j])
+
+    # Each op is decoded once: a plain op into a function of (CTA, threads) that runs it for
+    # those threads, a branch or synchronisation into a tuple (tag, fields...) the block loop
+    # reads; a run of plain ops is one ("steps", [function, ...]) entry. A register is keyed by
+    # its SSA value's id (`_keys`): the kernel op, alive while the Kernel is, keeps them unique.
 
     def _decode(self) -> list[list[tuple]]:
         index = {b: i for i, b in enumerate(self.blocks)}
@@ -464,114 +832,54 @@ class Kernel:
                     continue
                 else:
                     fn = self._step_fn(op)
-                    if entries and entries[-1][0] == "steps":  # a run of plain steps: one entry
+                    if entries and entries[-1][0] == "steps":
                         entries[-1][1].append(fn)
                     else:
                         entries.append(("steps", [fn]))
             code.append(entries)
         return code
 
-    def _thread(self, mem, shared, sreg):
-        regs: dict = {}
-        code = self.code
-        bi: int | None = 0
-        while bi is not None:
-            nxt = bi + 1 if bi + 1 < len(code) else None
-            for e in code[bi]:
-                tag = e[0]
-                if tag == "steps":
-                    for step in e[1]:
-                        step(regs, mem, shared, sreg)
-                elif tag == "bra":
-                    vals = [regs[v] for v in e[1]]
-                    for a, v in zip(e[2], vals):
-                        regs[a] = v
-                    nxt = e[3]
-                    break
-                elif tag == "cbra":
-                    p = bool(regs[e[1]])
-                    if e[2]:
-                        p = not p
-                    nxt = e[3] if p else e[4]
-                    break
-                elif tag == "ret":
-                    return
-                elif tag == "shfl":
-                    a = [regs[v] for v in e[1]]
-                    regs[e[2]] = yield ("shfl", a[0], a[1], a[2], a[3])
-                elif tag == "warp":
-                    yield ("warp",)
-                elif tag == "bar":
-                    yield ("bar",)
-                elif tag == "mma":
-                    if e[1] != ".m16n8k16.row.col.f32.f16.f16.f32":
-                        raise SimError(f"simulator lacks mma.sync{e[1]}")
-                    got = yield ("mma", [regs[v] for v in e[2]], [regs[v] for v in e[3]],
-                                 [regs[v] for v in e[4]])
-                    for o, v in zip(e[5], got):
-                        regs[o] = v
-                else:  # wgmma
-                    a = [regs[v] for v in e[3]]
-                    got = yield ("wgmma", e[1], e[2], a[0] if len(a) == 1 else a, regs[e[4]],
-                                 [regs[v] for v in e[5]])
-                    for o, v in zip(e[6], got):
-                        regs[o] = v
-            bi = nxt
-
-    def _addr(self, space: str, addr: int, n: int, mem, shared):
-        if space == "shared":
-            if addr < 16 or addr + n > len(shared):
-                raise SimError(f"shared access at {addr} ({n} bytes) outside the window")
-            return shared, addr
-        i = (addr >> GLOBAL_SHIFT) - 1
-        off = (addr & ((1 << GLOBAL_SHIFT) - 1)) - (self.shifts[i] if 0 <= i < len(mem) else 0)
-        if not 0 <= i < len(mem) or off < 0 or off + n > len(mem[i]):
-            raise SimError(f"global access at buffer {i} byte {off} ({n} bytes) out of bounds")
-        return mem[i], off
-
     def _step_fn(self, op):
-        """The op as a function of (regs, mem, shared, sreg)."""
+        """The op as a function of (CTA, threads)."""
         if isinstance(op, ptx.MovImmOp):
-            out, val = id(op.out), _literal(ptx.reg_kind(op.out), op.imm.data)
-
-            def mov_imm(regs, mem, shared, sreg):
-                regs[out] = val
-            return mov_imm
+            out, val = id(op.out), int(_literal(ptx.reg_kind(op.out), op.imm.data))
+            return lambda cta, idx: cta.put(out, idx, U64(val))
         if isinstance(op, ptx.MovSpecialOp):
             out, src = id(op.out), op.source.data
 
-            def mov_special(regs, mem, shared, sreg):
-                regs[out] = sreg[src] if src in sreg else self.shared[src]
+            def mov_special(cta, idx):
+                v = cta.sreg.get(src)
+                cta.put(out, idx, U64(self.shared[src]) if v is None else
+                        (v if idx is None else v[idx]))
             return mov_special
         if isinstance(op, ptx.LdParamOp):
             out, i = id(op.out), self.params.index(op.param.data)
             width, param_type = WIDTH[ptx.reg_kind(op.out)] // 8, op.param_type
 
-            def ld_param(regs, mem, shared, sreg):
+            def ld_param(cta, idx):
                 if i in self.scalars:  # a scalar .param: its bytes, little-endian
                     data = self.scalars[i]
                     if len(data) != width:
                         raise SimError(f"ld.param.{param_type} of {len(data)} bytes")
-                    regs[out] = int.from_bytes(data, "little")
+                    cta.put(out, idx, U64(int.from_bytes(data, "little")))
                 else:
-                    regs[out] = ((i + 1) << GLOBAL_SHIFT) + self.shifts[i]
+                    cta.put(out, idx, U64(((i + 1) << GLOBAL_SHIFT) + self.shifts[i]))
             return ld_param
         if isinstance(op, ptx.PackOp):  # mov.b32 {b16, b16} or mov.b64 {b32, b32}
             out, (lo_v, hi_v) = id(op.out), _keys(op.args)
             h = _w(op.mods.data) // 2
-            m = (1 << h) - 1
-
-            def pack(regs, mem, shared, sreg):
-                regs[out] = (regs[lo_v] & m) | (regs[hi_v] & m) << h
-            return pack
+            m = _mask(h)
+            return lambda cta, idx: cta.put(out, idx, (cta.get(lo_v, idx) & m) |
+                                            ((cta.get(hi_v, idx) & m) << U64(h)))
         if isinstance(op, ptx.UnpackOp):
             arg, (o0, o1) = id(op.arg), _keys(op.outs)
             h = _w(op.mods.data) // 2
-            m = (1 << h) - 1
+            m = _mask(h)
 
-            def unpack(regs, mem, shared, sreg):
-                v = regs[arg]
-                regs[o0], regs[o1] = v & m, v >> h & m
+            def unpack(cta, idx):
+                v = cta.get(arg, idx)
+                cta.put(o0, idx, v & m)
+                cta.put(o1, idx, (v >> U64(h)) & m)
             return unpack
         if isinstance(op, ptx.CpAsyncOp):
             # the source is read when the copy is issued; the bytes land in shared memory only
@@ -581,32 +889,51 @@ class Kernel:
             soff = op.src_offset.data
             size = id(op.src_size) if op.src_size is not None else None
 
-            def cp_async(regs, mem, shared, sreg):
-                take = n if size is None else regs[size]
-                data = np.zeros(n, np.uint8)
-                if take:
-                    buf, o = self._addr("global", regs[src] + soff, take, mem, shared)
-                    data[:take] = buf[o:o + take]
-                addr = regs[dst] + off
-                if addr % n:
-                    raise SimError(f"misaligned cp.async of {n} bytes at {addr}")
-                self._addr("shared", addr, n, mem, shared)
-                regs.setdefault("cp.async group", []).append((addr, data))
+            def cp_async(cta, idx):
+                k = cta.size(idx)
+                take = np.full(k, n, np.int64) if size is None else \
+                    cta.get(size, idx).astype(np.int64)
+                data = np.zeros((k, n), np.uint8)
+                some = take > 0
+                if some.any():
+                    lanes = np.nonzero(some)[0]
+                    addr = cta.get(src, idx)[lanes].astype(np.int64) + soff
+                    if (take[lanes] != n).any():  # per-lane sizes: each its own bytes
+                        for lane, a, tk in zip(lanes.tolist(), addr.tolist(), take[lanes].tolist()):
+                            ((buf, _, o),) = cta.locate("global", np.array([a], np.int64), tk)
+                            data[lane, :tk] = buf[int(o[0]):int(o[0]) + tk]
+                    else:
+                        for buf, sub, o in cta.locate("global", addr, n):
+                            rows = lanes if sub is None else lanes[sub]
+                            data[rows] = _gather(buf, o, n)
+                to = cta.get(dst, idx).astype(np.int64) + off
+                if (to % n).any():
+                    raise SimError(f"misaligned cp.async of {n} bytes at {int(to[to % n != 0][0])}")
+                cta.locate("shared", to, n)
+                tids = cta.tids(idx)
+                cta.cp_copies.append([tids, cta.cp_count[tids], to, data])
             return cp_async
         if isinstance(op, ptx.CpAsyncCommitGroupOp):
-            def commit(regs, mem, shared, sreg):
-                regs.setdefault("cp.async pending", []).append(regs.pop("cp.async group", []))
+            def commit(cta, idx):
+                cta.cp_count[cta.tids(idx)] += 1
             return commit
         if isinstance(op, ptx.CpAsyncWaitGroupOp):
             keep = op.pending.data
 
-            def wait(regs, mem, shared, sreg):
-                pending = regs.get("cp.async pending", [])
-                done, regs["cp.async pending"] = (pending[:len(pending) - keep],
-                                                  pending[len(pending) - keep:]) if keep else (pending, [])
-                for group in done:
-                    for addr, data in group:
-                        shared[addr:addr + len(data)] = data
+            def wait(cta, idx):
+                waiting = np.zeros(cta.n, bool)
+                waiting[cta.tids(idx)] = True
+                limit = cta.cp_count - keep  # groups below it have landed for that thread
+                kept = []
+                for copy in cta.cp_copies:
+                    tids, groups, to, data = copy
+                    done = waiting[tids] & (groups < limit[tids])
+                    for lane in np.nonzero(done)[0].tolist():  # in issue order
+                        cta.shared[to[lane]:to[lane] + data.shape[1]] = data[lane]
+                    if not done.all():
+                        rest = ~done
+                        kept.append([tids[rest], groups[rest], to[rest], data[rest]])
+                cta.cp_copies = kept
             return wait
         if isinstance(op, ptx.LdOp | ptx.StOp):
             mods = op.mods.data
@@ -619,246 +946,48 @@ class Kernel:
                 outs = [(id(o), WIDTH[ptx.reg_kind(o)]) for o in op.outs]
                 signed = t[0] == "s"
 
-                def ld(regs, mem, shared, sreg):
-                    addr = regs[base] + offset
-                    if count > 1 and addr % (w * count):
-                        raise SimError(f"misaligned ld/st{mods} at {addr}")
-                    buf, off = self._addr(space, addr, w * count, mem, shared)
-                    data = buf.data  # the bytes of a 1-D uint8 array (run's and _cta's buffers)
+                def ld(cta, idx):
+                    addr = cta.get(base, idx).astype(np.int64) + offset
+                    if count > 1 and (addr % (w * count)).any():
+                        bad = addr[addr % (w * count) != 0][0]
+                        raise SimError(f"misaligned ld/st{mods} at {int(bad)}")
+                    k = len(addr)
+                    vals = np.zeros((k, count), U64)
+                    for buf, lanes, o in cta.locate(space, addr, w * count):
+                        chunk = _gather(buf, o, w * count)
+                        rows = slice(None) if lanes is None else lanes
+                        for i in range(count):
+                            vals[rows, i] = _le(chunk[:, i * w:(i + 1) * w], w)
                     for i, (out, rw) in enumerate(outs):
-                        raw = int.from_bytes(data[off + i * w:off + (i + 1) * w], "little")
+                        v = vals[:, i]
                         if signed:
-                            raw = _sval(raw, 8 * w) & ((1 << rw) - 1)
-                        regs[out] = raw
+                            v = _lane_sval(v, 8 * w).astype(U64) & _mask(rw)
+                        cta.put(out, idx, v)
                 return ld
-            values, mask = _keys(op.values), (1 << (8 * w)) - 1
+            values, mask = _keys(op.values), _mask(8 * w)
 
-            def st(regs, mem, shared, sreg):
-                addr = regs[base] + offset
-                if count > 1 and addr % (w * count):
-                    raise SimError(f"misaligned ld/st{mods} at {addr}")
-                buf, off = self._addr(space, addr, w * count, mem, shared)
-                data = buf.data
-                for i, val in enumerate(values):
-                    data[off + i * w:off + (i + 1) * w] = (regs[val] & mask).to_bytes(w, "little")
+            def st(cta, idx):
+                addr = cta.get(base, idx).astype(np.int64) + offset
+                if count > 1 and (addr % (w * count)).any():
+                    bad = addr[addr % (w * count) != 0][0]
+                    raise SimError(f"misaligned ld/st{mods} at {int(bad)}")
+                data = np.concatenate([(cta.get(v, idx) & mask).astype(f"<u{w}").view(np.uint8)
+                                       .reshape(-1, w) for v in values], axis=1)
+                for buf, lanes, o in cta.locate(space, addr, w * count):
+                    # where two lanes write one byte the later thread's value stays
+                    buf[o[:, None] + np.arange(w * count)] = data if lanes is None else data[lanes]
             return st
         if isinstance(op, ptx.PtxInst):
             code = op.OPCODE
             tokens = op.mods.data.strip(".").split(".") if op.mods.data else []
             args, out = _keys(op.args), id(op.outs[0])
             rw = WIDTH[ptx.reg_kind(op.outs[0])]
-
-            return _inst_fn(code, tokens, args, out, rw)
+            return _inst_step(code, tokens, args, out, rw)
         name = op.name
 
-        def lacking(regs, mem, shared, sreg):
+        def lacking(cta, idx):
             raise SimError(f"simulator lacks '{name}'")
         return lacking
-
-
-def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
-    """`_inst` for one instruction as a function of (regs, mem, shared, sreg), with the choice
-    among its cases made once, here, rather than at every step (the same cases, the same code)."""
-    t = tokens[-1] if tokens else ""
-    if code == "mov":
-        a0, mask = args[0], (1 << rw) - 1
-
-        def mov(regs, mem, shared, sreg):
-            regs[out] = regs[a0] & mask
-        return mov
-    if code == "selp":
-        a0, a1, a2 = args[0], args[1], args[2]
-
-        def selp(regs, mem, shared, sreg):
-            regs[out] = regs[a0] if regs[a2] else regs[a1]
-        return selp
-    if code not in ("cvt", "cvta", "setp") and t != "pred":
-        if t in FLOAT:
-            nan, ftz = "NaN" in tokens or code not in ("max", "min"), "ftz" in tokens
-            fn = None if ftz else _float_fn(code, t, args, out, nan)
-            if fn is not None:
-                return fn
-
-            def float_op(regs, mem, shared, sreg):
-                regs[out] = _float_op(code, t, [regs[v] for v in args], nan, ftz)
-            return float_op
-
-        return _int_fn(code, tokens, args, out, rw) or _int_op_fn(code, tokens, args, out, rw)
-
-    fn = _other_fn(code, tokens, args, out)
-    if fn is not None:
-        return fn
-
-    def inst(regs, mem, shared, sreg):
-        _inst(code, tokens, [regs[v] for v in args], out, rw, regs)
-    return inst
-
-
-_CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-        "eq": operator.eq, "ne": operator.ne, "lo": operator.lt, "ls": operator.le,
-        "hi": operator.gt, "hs": operator.ge}
-
-
-def _other_fn(code: str, tokens: list[str], args: tuple[int, ...], out):
-    """`_inst`'s cvt, cvta, two-operand setp and predicate cases as functions of (regs, mem,
-    shared, sreg), each computing what `_inst` does; None for the rest (left to `_inst`)."""
-    t = tokens[-1] if tokens else ""
-    if code == "cvt":
-        a0 = args[0]
-
-        def cvt(regs, mem, shared, sreg):
-            regs[out] = _cvt(tokens, regs[a0])
-        return cvt
-    if code == "cvta":
-        a0 = args[0]
-
-        def cvta(regs, mem, shared, sreg):
-            regs[out] = regs[a0]
-        return cvta
-    if code == "setp":
-        if len(tokens) < 2 or tokens[0] not in _CMP or len(args) != 2:
-            return None
-        cmp, st, (a0, a1) = _CMP[tokens[0]], tokens[1], args
-        if st in FLOAT:
-            def setp_f(regs, mem, shared, sreg):
-                regs[out] = cmp(float(_fval(regs[a0], st)), float(_fval(regs[a1], st)))
-            return setp_f
-
-        def setp(regs, mem, shared, sreg):
-            regs[out] = cmp(_read(regs[a0], st), _read(regs[a1], st))
-        return setp
-    if t == "pred" and code in ("and", "or", "xor") and len(args) == 2:
-        a0, a1 = args
-        if code == "and":
-            def pred_and(regs, mem, shared, sreg):
-                regs[out] = bool(regs[a0]) and bool(regs[a1])
-            return pred_and
-        if code == "or":
-            def pred_or(regs, mem, shared, sreg):
-                regs[out] = bool(regs[a0]) or bool(regs[a1])
-            return pred_or
-
-        def pred_xor(regs, mem, shared, sreg):
-            regs[out] = bool(regs[a0]) != bool(regs[a1])
-        return pred_xor
-    if t == "pred" and code == "not" and len(args) == 1:
-        a0 = args[0]
-
-        def pred_not(regs, mem, shared, sreg):
-            regs[out] = not bool(regs[a0])
-        return pred_not
-    return None
-
-
-_FLOAT_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
-
-
-def _float_fn(code: str, t: str, args: tuple[int, ...], out, nan: bool = True):
-    """`_float_op`'s add/sub/mul/div, max/min and fma/mad without .ftz as functions of (regs,
-    mem, shared, sreg), with the type's classes looked up once; each computes what `_float_op`
-    does, in the same order. None for the others."""
-    ft, ut = FLOAT[t], UINT[16 if t == "bf16" else _w(t)]
-    if code in _FLOAT_BINARY and len(args) == 2:
-        fn, (a0, a1) = _FLOAT_BINARY[code], args
-
-        def float_binary(regs, mem, shared, sreg):
-            r = fn(_fval(regs[a0], t), _fval(regs[a1], t))
-            if type(r) is not ft:
-                r = np.array([r]).astype(ft)[0]
-            regs[out] = int(np.array([r], ft).view(ut)[0])
-        return float_binary
-    if code in ("max", "min", "div") and len(args) == 2:
-        a0, a1 = args
-        fn = {"max": np.maximum if nan else np.fmax, "min": np.minimum if nan else np.fmin,
-              "div": operator.truediv}[code]
-
-        def float_other(regs, mem, shared, sreg):
-            r = fn(_fval(regs[a0], t), _fval(regs[a1], t))
-            if type(r) is not ft:
-                r = np.array([r]).astype(ft)[0]
-            regs[out] = int(np.array([r], ft).view(ut)[0])
-        return float_other
-    if code in ("fma", "mad") and len(args) == 3:
-        a0, a1, a2 = args
-        f64 = np.float64
-
-        def float_fma(regs, mem, shared, sreg):
-            r = f64(_fval(regs[a0], t)) * f64(_fval(regs[a1], t)) + f64(_fval(regs[a2], t))
-            if type(r) is not ft:
-                r = np.array([r]).astype(ft)[0]
-            regs[out] = int(np.array([r], ft).view(ut)[0])
-        return float_fma
-    return None
-
-
-def _int_op_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
-    def int_op(regs, mem, shared, sreg):
-        regs[out] = _int_op(code, tokens, [regs[v] for v in args], rw)
-    return int_op
-
-
-_INT_BINARY = {"add": operator.add, "sub": operator.sub, "and": operator.and_,
-               "or": operator.or_, "xor": operator.xor}
-
-
-def _int_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
-    """`_int_op`'s most frequent cases (two operands; mul.lo and mad.lo) with the type's width,
-    signedness and masks worked out once; None for the others. Each computes what `_int_op`
-    does, in the same order."""
-    t = tokens[-1] if tokens else ""
-    if t[:1] not in ("s", "u", "b") or not t[1:].isdigit():
-        return None  # left to _int_op, when (if) it runs
-    w, signed = _w(t), t[0] == "s"
-    m, rm = (1 << w) - 1, (1 << rw) - 1
-    # the low w bits of a sum, difference, bitwise op or product are those of the operands' low
-    # w bits, read signed or not: with a result no wider than w, .s is .u for these
-    low = signed and rw <= w
-    if code in _INT_BINARY and len(args) == 2 and not (code == "add" and "sat" in tokens):
-        fn, (a0, a1) = _INT_BINARY[code], args
-        if signed and not low:
-            def binary_s(regs, mem, shared, sreg):
-                regs[out] = fn(_sval(regs[a0], w), _sval(regs[a1], w)) & rm
-            return binary_s
-
-        def binary_u(regs, mem, shared, sreg):
-            regs[out] = fn(regs[a0] & m, regs[a1] & m) & rm
-        return binary_u
-    if code in ("shl", "shr") and len(args) == 2:
-        a0, a1 = args
-        left = code == "shl"
-
-        def shift(regs, mem, shared, sreg):
-            x = _sval(regs[a0], w) if signed else regs[a0] & m
-            k = min(regs[a1] & 0xFFFFFFFF, w)
-            regs[out] = (x << k if left else x >> k) & rm
-        return shift
-    if code == "mul" and len(args) == 2 and "lo" in tokens and "wide" not in tokens:
-        a0, a1 = args
-
-        if low or not signed:
-            def mul_lo_u(regs, mem, shared, sreg):
-                regs[out] = ((regs[a0] & m) * (regs[a1] & m) & m) & rm
-            return mul_lo_u
-
-        def mul_lo(regs, mem, shared, sreg):
-            x0, x1 = ((_sval(regs[a0], w), _sval(regs[a1], w)) if signed
-                      else (regs[a0] & m, regs[a1] & m))
-            regs[out] = (x0 * x1 & m) & rm
-        return mul_lo
-    if code == "mad" and len(args) == 3 and "lo" in tokens and "wide" not in tokens:
-        a0, a1, a2 = args
-
-        if low or not signed:
-            def mad_lo_u(regs, mem, shared, sreg):
-                regs[out] = (((regs[a0] & m) * (regs[a1] & m) & m) + (regs[a2] & m)) & rm
-            return mad_lo_u
-
-        def mad_lo(regs, mem, shared, sreg):
-            x0, x1, x2 = ((_sval(regs[a0], w), _sval(regs[a1], w), _sval(regs[a2], w))
-                          if signed else (regs[a0] & m, regs[a1] & m, regs[a2] & m))
-            regs[out] = ((x0 * x1 & m) + x2) & rm
-        return mad_lo
-    return None
 
 
 def _inst(code: str, tokens: list[str], a: list[int], out, rw: int, regs) -> None:
