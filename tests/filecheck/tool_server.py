@@ -178,27 +178,50 @@ def serve(path: str, tools: tuple[str, ...] = ("coop-opt", "filecheck")) -> None
         for factory in coop_opt._targets().values():  # noqa: SLF001
             factory()
 
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    # children are reaped here, as they end and before the server exits (on its parent's
+    # SIGTERM too), so that their CPU time counts in the parent's, as a subprocess's does
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     parent = os.getppid()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
-    server.settimeout(1.0)
+    server.settimeout(0.2)
     print("ready", flush=True)
-    while os.getppid() == parent:
+    children = 0
+    while os.getppid() == parent and not stopping:
+        children -= _reap(block=False)
         try:
             conn, _ = server.accept()
-        except TimeoutError:
+        except (TimeoutError, InterruptedError):
             continue
         conn.settimeout(None)
         if os.fork() == 0:
             server.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             try:
                 _child(conn)
             finally:
                 os._exit(1)
+        children += 1
         conn.close()
+    while children > 0:
+        children -= _reap(block=True)
+
+
+def _reap(block: bool) -> int:
+    """Wait for ended children (all of them if `block`, else those ended already); how many."""
+    n = 0
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return n
+        if pid == 0:
+            return n
+        n += 1
+        if block:
+            return n
 
 
 if __name__ == "__main__":
