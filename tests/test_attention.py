@@ -187,7 +187,7 @@ def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
 
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
-        ConvertCoopToPtxPass().apply(make_context(), module)
+        ConvertCoopToPtxPass(bulk_copies=False).apply(make_context(), module)
     kernel = {x.sym_name.data: x for x in module.ops}[cfg.name]
     ptx_sim.Kernel(kernel).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1), [shift] * 3 + [0, 0])
     for i in (3, 4):
@@ -199,7 +199,10 @@ def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
 def test_tuned_ptx_kernels_assemble(d, tmp_path):
     """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB of shared memory, K and V
     staged S-1 blocks ahead): ptxas accepts them without spills, their shared memory is the
-    kernel's dynamic `.extern .shared` array, and the launch asks for exactly Q + S x (K + V)."""
+    kernel's dynamic `.extern .shared` array, and the launch asks for exactly the mbarriers
+    (the first 1024 bytes: the swizzled tiles after them are 1024-byte aligned) + Q + S x (K + V).
+    K and V are copied by the bulk tensor copy engine, 64 columns a box, through 3-D tensor maps
+    of the [B*H, S, D] layout (innermost first, strides in bytes) that the host encodes."""
     from coopdialect.ptx.launch import describe
     from coopdialect.ptx.printer import emit_ptx
     from validators import ptxas
@@ -211,11 +214,20 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
         api.run_pipeline(module, ptx_pipeline(stages))
     text = emit_ptx(module)
     (desc,) = describe(module)["kernels"]
-    want = 2 * cfg.block_m * d + stages * 2 * (2 * cfg.block_n * d)
+    want = 1024 + 2 * cfg.block_m * d + stages * 2 * (2 * cfg.block_n * d)
     assert desc["dynamic_shared_bytes"] == want > 48 * 1024
     assert f".extern .shared .align 1024 .b8 {cfg.name}_dsmem[];" in text
     assert ".shared .align" not in text.replace(".extern .shared", "")
-    assert "cp.async.cg.shared.global" in text and "cp.async.wait_group" in text
+    assert "cp.async.bulk.tensor.3d" in text and "cp.async.cg" not in text
+    assert "mbarrier.try_wait.parity" in text and "bar.sync" in text
+    maps = [p for p in desc["params"] if p["kind"] == "tensor_map"]
+    assert [p["arg"] for p in maps] == [1, 2]  # K and V
+    bh = {"op": "mul", "args": [{"arg": 5}, {"arg": 6}]}
+    for p in maps:
+        assert p["global_dims"] == [d, {"arg": 7}, bh]
+        assert p["global_strides"] == [2 * d, {"op": "mul", "args": [
+            {"op": "mul", "args": [d, {"arg": 7}]}, 2]}]
+        assert p["box_dims"] == [64, cfg.block_n, 1] and p["swizzle"] == "128B"
     path = tmp_path / "a.ptx"
     path.write_text(text)
     r = subprocess.run([ptxas(), "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "a.cubin")],

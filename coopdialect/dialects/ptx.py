@@ -688,6 +688,21 @@ class MbarrierArriveOp(PtxOp):
 
 
 @irdl_op_definition
+class MbarrierExpectTxOp(PtxOp):
+    """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx;` (PTX ISA 9.7.13.15.11):
+    the current phase also waits for `tx` more bytes of asynchronous copies, without an
+    arrival (the group's arrival comes once all its copies are issued)."""
+
+    name = "ptx.mbarrier_expect_tx"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    addr = operand_def(RegType)
+    tx = prop_def(IntAttr)
+
+    def __init__(self, addr: SSAValue, tx: int):
+        super().__init__(operands=[addr], properties={"tx": IntAttr(tx)})
+
+
+@irdl_op_definition
 class MbarrierTryWaitParityOp(PtxOp):
     """`mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity;` (9.7.13.15.16): `p` is true
     once the phase of the given parity (a .b32 register, 0 or 1) has completed."""
@@ -831,7 +846,7 @@ PTX = Dialect(
      AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, PrmtIntoOp, MovOp,
      MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
-     CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierTryWaitParityOp,
+     CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierExpectTxOp, MbarrierTryWaitParityOp,
      FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp, CpAsyncOp, CpAsyncCommitGroupOp,
      CpAsyncWaitGroupOp],
     [RegType],

@@ -22,6 +22,7 @@ widening, int-to-float) sign- or zero-extend first.
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.coop_kernel import GRID_ATTR, SCALAR_TYPES, scalar_type_name
 from coopdialect.dialects.ptx import RegType
 from coopdialect.errors import CoopError
+from coopdialect.ptx.launch import arg_descs, grid_desc, scalar_param_desc
 
 # the six register types, shared (attributes are immutable): a lowering asks for thousands
 _REG_TYPES = {k: RegType(k) for k in ptx.REG_KINDS}
@@ -209,6 +211,9 @@ def scalar_param(fn: func.FuncOp, i: int, t: Attribute, pname: str) -> tuple[ptx
 
 Rule = Callable[["KernelLowering", Operation], None]
 RULES: dict[type[Operation], Rule] = {}
+# Run by `KernelLowering.run` once the parameters are read and before the body is lowered
+# (lw.cur is the entry block): a rule module that needs kernel-wide state sets it up here.
+SETUP_HOOKS: list[Callable[["KernelLowering"], None]] = []
 
 
 def rule(*classes: type[Operation]):
@@ -238,6 +243,7 @@ class KernelLowering:
 
     fn: func.FuncOp
     target: str = "sm_90a"
+    bulk_copies: bool = True  # staged copies by the bulk tensor copy engine where they can be
     vmap: dict[SSAValue, object] = field(default_factory=dict)
     prologue: list[Operation] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
@@ -247,6 +253,8 @@ class KernelLowering:
     shared_decls: list[Operation] = field(default_factory=list)
     shared_addrs: list[Operation] = field(default_factory=list)  # one mov per shared_decls entry
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
+    # extra `.param` CUtensorMaps a setup hook asks for: (parameter name, launch entry)
+    tensor_map_params: list[tuple[str, dict]] = field(default_factory=list)
 
     def workgroup_acc_positions(self, op: Operation, t) -> list | None:
         """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
@@ -482,6 +490,8 @@ class KernelLowering:
         if self.workgroup_size is None and self._needs_workgroup_size(fn):
             raise op_error(fn, "needs a coop.workgroup_size attribute (subgroup ids, warpgroups)")
         self._check_whole_warps(fn)
+        for hook in SETUP_HOOKS:
+            hook(self)
         self.lower_ops(fn.body.block)
         dynamic = self._dynamic_shared(name) if self.shared_bytes > STATIC_SHARED_BYTES else 0
         first = entry.first_op
@@ -490,9 +500,22 @@ class KernelLowering:
                 entry.add_op(op)
             else:
                 entry.insert_op_before(op, first)
-        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
-                            [a.type for a in fn.args], scalar_params=scalar_params,
-                            grid=fn.attributes.get(GRID_ATTR), dynamic_shared=dynamic)
+        types = [a.type for a in fn.args]
+        launch = None
+        if self.tensor_map_params:  # the default description has one param per argument
+            descs = [{"kind": "pointer", "arg": i} if isinstance(t, MemRefType)
+                     else scalar_param_desc(i, t) for i, t in enumerate(types)]
+            params += [p for p, _ in self.tensor_map_params]
+            launch = json.dumps({
+                "name": name, "block": list(self.workgroup_size),
+                **grid_desc(fn.attributes.get(GRID_ATTR), types),
+                "dynamic_shared_bytes": dynamic,
+                "args": arg_descs([a.name_hint or str(i) for i, a in enumerate(fn.args)], types),
+                "params": descs + [d for _, d in self.tensor_map_params]})
+        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size, types,
+                            scalar_params=scalar_params, grid=fn.attributes.get(GRID_ATTR),
+                            dynamic_shared=dynamic, launch=launch,
+                            tensor_maps=[p for p, _ in self.tensor_map_params])
 
     def _dynamic_shared(self, name: str) -> int:
         """Place the kernel's `.shared` arrays in its dynamic shared memory (`.extern .shared`,

@@ -120,6 +120,8 @@ def _inst_text(op: Operation, n: _Names) -> str:
             return (f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{n[op.addr]}], "
                     f"{op.expect_tx.data};")
         return f"mbarrier.arrive.shared::cta.b64 _, [{n[op.addr]}];"
+    if isinstance(op, ptx.MbarrierExpectTxOp):
+        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{n[op.addr]}], {op.tx.data};"
     if isinstance(op, ptx.MbarrierTryWaitParityOp):
         return (f"mbarrier.try_wait.parity.shared::cta.b64 {n[op.out]}, [{n[op.addr]}], "
                 f"{n[op.parity]};")
