@@ -16,7 +16,8 @@ per batch and head, rows of the softmax along the keys:
   `causal` != 0 masks key j for query i when j > i (the upper-left-aligned mask of
   `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`);
 * one workgroup of `threads` invocations per (query block of `block_m` rows, head, batch): the
-  declared grid is ceil(S / block_m) x H x B. Tiles are slices of 3-D tensor layouts [B*H, S, D]
+  declared grid is H x B x ceil(S / block_m), the last query block first (the heaviest
+  under a causal mask start first). Tiles are slices of 3-D tensor layouts [B*H, S, D]
   (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0: rows past S read 0 and
   are not stored, so every sequence length is exact; K is read as the MatrixB Kᵀ (D x block_n)
   through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which swaps the sequence and head
@@ -216,7 +217,7 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
         "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
         f"    attributes {{coop.workgroup_size = array<i32: {c.threads}, 1, 1>,",
-        f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv {bm}, s1, s0)>}} {{",
+        f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s1, s0, s2 ceildiv {bm})>}} {{",
         "  %c0 = arith.constant 0 : index",
         f"  %cbn = arith.constant {bn} : index",
         "  %zero = arith.constant 0 : i32",
@@ -227,12 +228,18 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"  %tst = arith.constant {STAT_COLS} : i32",
         f"  %log2e = arith.constant {LOG2E} : f32",
         "  %scale2 = arith.mulf %scale, %log2e : f32",
+        "  // workgroup (h, b, z) takes query block ceil(S / block_m) - 1 - z: the last blocks,",
+        "  // which have the most keys under a causal mask, start first",
         "  %wx = gpu.block_id x",
         "  %wy = gpu.block_id y",
         "  %wz = gpu.block_id z",
-        "  %x = arith.index_cast %wx : index to i32",
-        "  %h = arith.index_cast %wy : index to i32",
-        "  %b = arith.index_cast %wz : index to i32",
+        "  %nz = gpu.grid_dim z",
+        "  %c1 = arith.constant 1 : index",
+        "  %lz = arith.subi %nz, %c1 : index",
+        "  %qz = arith.subi %lz, %wz : index",
+        "  %x = arith.index_cast %qz : index to i32",
+        "  %h = arith.index_cast %wx : index to i32",
+        "  %b = arith.index_cast %wy : index to i32",
         "  %row0 = arith.muli %x, %tbm : i32",
         "  %bh0 = arith.muli %b, %H : i32",
         "  %bh = arith.addi %bh0, %h : i32",
@@ -301,7 +308,8 @@ def attention_module(configs: tuple[AttentionConfig, ...] | list[AttentionConfig
         "// log-sum-exp, at any batch, heads and sequence length (kernel arguments), f32 softmax and",
         "// accumulation; the online softmax over key blocks in base 2 (log2(e) folded into the scale).",
         "// Q, K, V, O: [B, H, S, D] row-major; LSE: [B, H, S]; causal != 0: key j masked for query",
-        "// i < j. Grid: ceil(S / block_m) x H x B (declared). docs/attention.md.",
+        "// i < j. Grid: H x B x ceil(S / block_m) (declared), the last query block first.",
+        "// docs/attention.md.",
         "//",
         "// Kernels: " + "; ".join(
             f"{c.name}: {c.dtype}, {c.block_m}x{c.block_n} score tiles, {c.threads} invocations"
@@ -328,8 +336,8 @@ def attention_ir(head_dim: int = 64, dtype: str = "f16", block_m: int = 128, blo
 
 
 def grid(c: AttentionConfig, batch: int, heads: int, seq: int) -> tuple[int, int, int]:
-    """The declared grid: (ceil(seq / block_m), heads, batch)."""
-    return (-(-seq // c.block_m), heads, batch)
+    """The declared grid: (heads, batch, ceil(seq / block_m))."""
+    return (heads, batch, -(-seq // c.block_m))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,9 +34,9 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
   (coordinates innermost first).
 * **coop.async_commit_group**: thread 0 arrives on full[g mod B] (the phase completes once the
   group's bytes have landed, or at once for an empty group); g += 1 in every thread.
-* **coop.async_wait_group N**: every thread releases the groups it waited for before (one
-  arrival each on empty[. mod B]: reads of them precede this wait, which is a workgroup barrier
-  in the IR), then waits on full[. mod B] (parity (. / B) & 1) for every group up to g - N - 1.
+* **coop.async_wait_group N**: every warp releases the groups it waited for before (one
+  arrival each on empty[. mod B] by its lane 0: reads of them precede this wait, which is a
+  workgroup barrier in the IR, and are wgmma's, which a warp completes together), then waits on full[. mod B] (parity (. / B) & 1) for every group up to g - N - 1.
   No `bar.sync`: a thread goes on as soon as its data has landed.
 
 The counters (groups committed, waited for, released) are registers every thread keeps alike
@@ -102,7 +102,8 @@ class _State:
 def plan(lw: KernelLowering) -> Plan | None:
     """The bulk-copy plan of `lw.fn` (module docstring), None where the kernel does not allow it."""
     fn = lw.fn
-    if not lw.bulk_copies or lw.target != "sm_90a" or lw.workgroup_size is None:
+    if not lw.bulk_copies or lw.target != "sm_90a" or lw.workgroup_size is None \
+            or (lw.workgroup_size[0] * lw.workgroup_size[1] * lw.workgroup_size[2]) % 32:
         return None
     copies, stages = [], []
     for op in fn.walk():
@@ -200,7 +201,7 @@ def _setup(lw: KernelLowering) -> None:
     lw.cur = init
     for s in range(S):
         lw.emit(ptx.MbarrierInitOp(full, 8 * s, 1))
-        lw.emit(ptx.MbarrierInitOp(empty, 8 * s, x * y * z))
+        lw.emit(ptx.MbarrierInitOp(empty, 8 * s, x * y * z // 32))
     lw.emit(ptx.FenceMbarrierInitOp())
     lw.emit(ptx.BraOp(after))
     lw.blocks.append(after)
@@ -356,8 +357,12 @@ def _wait(lw: KernelLowering, op: AsyncWaitGroupOp) -> None:
         return _prev[AsyncWaitGroupOp](lw, op)
     c, avail, rel = st.counters
     lw.comment(f"{op.name} {op.pending.data}: release the groups waited for, wait on full[]")
-    rel = _count_up(lw, rel, avail, lambda g: lw.emit(ptx.MbarrierArriveOp(
-        _barrier(lw, st, "empty", g))))
+    # one arrival per warp: the tiles are read by wgmma alone, whose reads a warp completes
+    # together (wgmma.wait_group is .sync.aligned)
+    lane0 = lw.cached("lane 0", lambda: lw.inst(ptx.SetpOp, ".eq.u32", [
+        lw.special("%laneid"), lw.imm("b32", "0")], "pred", True))
+    rel = _count_up(lw, rel, avail, lambda g: _if(lw, lane0, lambda: lw.emit(
+        ptx.MbarrierArriveOp(_barrier(lw, st, "empty", g)))))
     target = lw.inst(ptx.SubOp, ".s32", [c, lw.imm("b32", str(op.pending.data))], "b32")
     avail = _count_up(lw, avail, target, lambda g: _spin(lw, st, "full", g))
     st.counters[1:] = [avail, rel]
