@@ -38,7 +38,7 @@ def _run(text, name, q, k, v, scale, causal, cfg):
     args = [q.reshape(-1), k.reshape(-1), v.reshape(-1), o.reshape(-1), lse.reshape(-1),
             b, h, s, np.float32(scale), int(causal)]
     api.run_kernel(api.parse(text), name, args)
-    assert grid(cfg, b, h, s) == (-(-s // cfg.block_m), h, b)
+    assert grid(cfg, b, h, s) == (h, b, -(-s // cfg.block_m))
     return o, lse
 
 
