@@ -61,21 +61,23 @@ COMMAND = ("python benchmarks/bench_attention.py build DIR && python3 benchmarks
 
 def _configs():
     """(PTX config, its stages, Vulkan config) per dtype and head dim."""
-    from coopdialect.kernels.attention import EXAMPLE, PTX_TUNED, AttentionConfig
+    from dataclasses import replace
+
+    from coopdialect.kernels.attention import EXAMPLE, PTX_TUNED
 
     out = []
     for dt in DTYPES:
         for c in EXAMPLE:
             p, stages = PTX_TUNED[c.head_dim]
-            out.append((AttentionConfig(c.head_dim, dt, p.block_m, p.block_n, p.threads), stages,
-                        AttentionConfig(c.head_dim, dt, c.block_m, c.block_n, c.threads)))
+            out.append((replace(p, dtype=dt), stages, replace(c, dtype=dt)))
     return out
 
 
 def _config(d: dict):
     from coopdialect.kernels.attention import AttentionConfig
 
-    return AttentionConfig(d["head_dim"], d["dtype"], d["block_m"], d["block_n"], d["threads"])
+    return AttentionConfig(d["head_dim"], d["dtype"], d["block_m"], d["block_n"], d["threads"],
+                           d.get("min_ctas", 0))
 
 
 def build(out: str) -> None:

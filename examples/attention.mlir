@@ -2,8 +2,7 @@
 // log-sum-exp, at any batch, heads and sequence length (kernel arguments), f32 softmax and
 // accumulation; the online softmax over key blocks in base 2 (log2(e) folded into the scale).
 // Q, K, V, O: [B, H, S, D] row-major; LSE: [B, H, S]; causal != 0: key j masked for query
-// i < j. Grid: H x B x ceil(S / block_m) (declared), the last query block first.
-// docs/attention.md.
+// i < j. Grid: ceil(S / block_m) x H x B (declared). docs/attention.md.
 //
 // Kernels: attention_d64: f16, 128x64 score tiles, 256 invocations; attention_d128: f16, 64x64 score tiles, 128 invocations.
 // Regenerate: python -m coopdialect.kernels.attention > examples/attention.mlir
@@ -75,7 +74,7 @@ func.func @lse(%r: i32, %c: i32, %m: f32, %l: f32) -> f32 {
 }
 func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>, %O: memref<?xf16>, %LSE: memref<?xf32>, %B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)
     attributes {coop.workgroup_size = array<i32: 256, 1, 1>,
-                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s1, s0, s2 ceildiv 128)>} {
+                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv 128, s1, s0)>} {
   %c0 = arith.constant 0 : index
   %cbn = arith.constant 64 : index
   %zero = arith.constant 0 : i32
@@ -86,18 +85,12 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
   %tst = arith.constant 8 : i32
   %log2e = arith.constant 0x3FB8AA3B : f32
   %scale2 = arith.mulf %scale, %log2e : f32
-  // workgroup (h, b, z) takes query block ceil(S / block_m) - 1 - z: the last blocks,
-  // which have the most keys under a causal mask, start first
   %wx = gpu.block_id x
   %wy = gpu.block_id y
   %wz = gpu.block_id z
-  %nz = gpu.grid_dim z
-  %c1 = arith.constant 1 : index
-  %lz = arith.subi %nz, %c1 : index
-  %qz = arith.subi %lz, %wz : index
-  %x = arith.index_cast %qz : index to i32
-  %h = arith.index_cast %wx : index to i32
-  %b = arith.index_cast %wy : index to i32
+  %x = arith.index_cast %wx : index to i32
+  %h = arith.index_cast %wy : index to i32
+  %b = arith.index_cast %wz : index to i32
   %row0 = arith.muli %x, %tbm : i32
   %bh0 = arith.muli %b, %H : i32
   %bh = arith.addi %bh0, %h : i32
@@ -189,7 +182,7 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
 }
 func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>, %O: memref<?xf16>, %LSE: memref<?xf32>, %B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)
     attributes {coop.workgroup_size = array<i32: 128, 1, 1>,
-                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s1, s0, s2 ceildiv 64)>} {
+                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv 64, s1, s0)>} {
   %c0 = arith.constant 0 : index
   %cbn = arith.constant 64 : index
   %zero = arith.constant 0 : i32
@@ -200,18 +193,12 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
   %tst = arith.constant 8 : i32
   %log2e = arith.constant 0x3FB8AA3B : f32
   %scale2 = arith.mulf %scale, %log2e : f32
-  // workgroup (h, b, z) takes query block ceil(S / block_m) - 1 - z: the last blocks,
-  // which have the most keys under a causal mask, start first
   %wx = gpu.block_id x
   %wy = gpu.block_id y
   %wz = gpu.block_id z
-  %nz = gpu.grid_dim z
-  %c1 = arith.constant 1 : index
-  %lz = arith.subi %nz, %c1 : index
-  %qz = arith.subi %lz, %wz : index
-  %x = arith.index_cast %qz : index to i32
-  %h = arith.index_cast %wx : index to i32
-  %b = arith.index_cast %wy : index to i32
+  %x = arith.index_cast %wx : index to i32
+  %h = arith.index_cast %wy : index to i32
+  %b = arith.index_cast %wz : index to i32
   %row0 = arith.muli %x, %tbm : i32
   %bh0 = arith.muli %b, %H : i32
   %bh = arith.addi %bh0, %h : i32

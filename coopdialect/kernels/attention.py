@@ -16,8 +16,7 @@ per batch and head, rows of the softmax along the keys:
   `causal` != 0 masks key j for query i when j > i (the upper-left-aligned mask of
   `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`);
 * one workgroup of `threads` invocations per (query block of `block_m` rows, head, batch): the
-  declared grid is H x B x ceil(S / block_m), the last query block first (the heaviest
-  under a causal mask start first). Tiles are slices of 3-D tensor layouts [B*H, S, D]
+  declared grid is ceil(S / block_m) x H x B. Tiles are slices of 3-D tensor layouts [B*H, S, D]
   (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0: rows past S read 0 and
   are not stored, so every sequence length is exact; K is read as the MatrixB Kᵀ (D x block_n)
   through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which swaps the sequence and head
@@ -76,6 +75,9 @@ class AttentionConfig:
     block_m: int = 128
     block_n: int = 64
     threads: int = 256
+    # nvvm.minctasm of the kernel: PTX keeps its registers within 64K / (threads x min_ctas) so
+    # that many workgroups share a multiprocessor (0: no such attribute)
+    min_ctas: int = 0
 
     @property
     def name(self) -> str:
@@ -93,6 +95,9 @@ class AttentionConfig:
         if self.threads not in (128, 256) or self.block_m != self.threads // 2:
             raise ValueError(f"block_m {self.block_m} with {self.threads} invocations: 64 rows "
                              "per 128 invocations (block_m 64 with 128, 128 with 256)")
+        if self.min_ctas < 0:
+            raise ValueError(f"min_ctas {self.min_ctas}: 0 (none) or the workgroups per "
+                             "multiprocessor")
 
 
 # The kernels of examples/attention.mlir: f16, the largest tiles whose staged operands fit 48 KB
@@ -102,10 +107,11 @@ EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16",
 
 # The fastest PTX form measured on the H200 per head dim (docs/attention.md, "Tiles"): tiles
 # and the stages of `pipeline-coop-loads`, which copies the K and V blocks S-1 iterations ahead
-# with cp.async into shared memory the kernel takes dynamically (Q + S x (K + V): 64 KB at
-# D 64, 224 KB at D 128 of sm_90's 227 KB).
-PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 64, 256), 4),
-             128: (AttentionConfig(128, "f16", 128, 128, 256), 3)}
+# by the bulk tensor copy engine into shared memory the kernel takes dynamically (1 KB of
+# mbarriers + Q + S x (K + V): 81 KB at D 64, 97 KB at D 128), two workgroups per
+# multiprocessor (nvvm.minctasm 2: at most 128 registers a thread).
+PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 64, 256, 2), 4),
+             128: (AttentionConfig(128, "f16", 128, 64, 256, 2), 2)}
 
 
 def ptx_pipeline(stages: int) -> str:
@@ -217,7 +223,8 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
         "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
         f"    attributes {{coop.workgroup_size = array<i32: {c.threads}, 1, 1>,",
-        f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s1, s0, s2 ceildiv {bm})>}} {{",
+        *([f"                nvvm.minctasm = {c.min_ctas} : i32,"] if c.min_ctas else []),
+        f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv {bm}, s1, s0)>}} {{",
         "  %c0 = arith.constant 0 : index",
         f"  %cbn = arith.constant {bn} : index",
         "  %zero = arith.constant 0 : i32",
@@ -228,18 +235,12 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"  %tst = arith.constant {STAT_COLS} : i32",
         f"  %log2e = arith.constant {LOG2E} : f32",
         "  %scale2 = arith.mulf %scale, %log2e : f32",
-        "  // workgroup (h, b, z) takes query block ceil(S / block_m) - 1 - z: the last blocks,",
-        "  // which have the most keys under a causal mask, start first",
         "  %wx = gpu.block_id x",
         "  %wy = gpu.block_id y",
         "  %wz = gpu.block_id z",
-        "  %nz = gpu.grid_dim z",
-        "  %c1 = arith.constant 1 : index",
-        "  %lz = arith.subi %nz, %c1 : index",
-        "  %qz = arith.subi %lz, %wz : index",
-        "  %x = arith.index_cast %qz : index to i32",
-        "  %h = arith.index_cast %wx : index to i32",
-        "  %b = arith.index_cast %wy : index to i32",
+        "  %x = arith.index_cast %wx : index to i32",
+        "  %h = arith.index_cast %wy : index to i32",
+        "  %b = arith.index_cast %wz : index to i32",
         "  %row0 = arith.muli %x, %tbm : i32",
         "  %bh0 = arith.muli %b, %H : i32",
         "  %bh = arith.addi %bh0, %h : i32",
@@ -308,8 +309,7 @@ def attention_module(configs: tuple[AttentionConfig, ...] | list[AttentionConfig
         "// log-sum-exp, at any batch, heads and sequence length (kernel arguments), f32 softmax and",
         "// accumulation; the online softmax over key blocks in base 2 (log2(e) folded into the scale).",
         "// Q, K, V, O: [B, H, S, D] row-major; LSE: [B, H, S]; causal != 0: key j masked for query",
-        "// i < j. Grid: H x B x ceil(S / block_m) (declared), the last query block first.",
-        "// docs/attention.md.",
+        "// i < j. Grid: ceil(S / block_m) x H x B (declared). docs/attention.md.",
         "//",
         "// Kernels: " + "; ".join(
             f"{c.name}: {c.dtype}, {c.block_m}x{c.block_n} score tiles, {c.threads} invocations"
@@ -336,8 +336,8 @@ def attention_ir(head_dim: int = 64, dtype: str = "f16", block_m: int = 128, blo
 
 
 def grid(c: AttentionConfig, batch: int, heads: int, seq: int) -> tuple[int, int, int]:
-    """The declared grid: (heads, batch, ceil(seq / block_m))."""
-    return (heads, batch, -(-seq // c.block_m))
+    """The declared grid: (ceil(seq / block_m), heads, batch)."""
+    return (-(-seq // c.block_m), heads, batch)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     Signedness,
@@ -211,6 +212,7 @@ def scalar_param(fn: func.FuncOp, i: int, t: Attribute, pname: str) -> tuple[ptx
 
 Rule = Callable[["KernelLowering", Operation], None]
 RULES: dict[type[Operation], Rule] = {}
+MIN_CTAS_ATTR = "nvvm.minctasm"
 # Run by `KernelLowering.run` once the parameters are read and before the body is lowered
 # (lw.cur is the entry block): a rule module that needs kernel-wide state sets it up here.
 SETUP_HOOKS: list[Callable[["KernelLowering"], None]] = []
@@ -515,7 +517,21 @@ class KernelLowering:
         return ptx.KernelOp(name, params, self.blocks, self.workgroup_size, types,
                             scalar_params=scalar_params, grid=fn.attributes.get(GRID_ATTR),
                             dynamic_shared=dynamic, launch=launch,
-                            tensor_maps=[p for p, _ in self.tensor_map_params])
+                            tensor_maps=[p for p, _ in self.tensor_map_params],
+                            min_ctas=self._min_ctas(fn))
+
+    def _min_ctas(self, fn: func.FuncOp) -> int:
+        """The function's `nvvm.minctasm` (MLIR NVVM's spelling): workgroups per multiprocessor
+        the registers must allow (`.minnctapersm`); 0 without it. CoopError for a value that is
+        not a positive i32 or that needs a workgroup size."""
+        attr = fn.attributes.get(MIN_CTAS_ATTR)
+        if attr is None:
+            return 0
+        if not isinstance(attr, IntegerAttr) or attr.value.data < 1:
+            raise op_error(fn, f"{MIN_CTAS_ATTR} must be a positive integer, got {attr}")
+        if self.workgroup_size is None:
+            raise op_error(fn, f"{MIN_CTAS_ATTR} needs a coop.workgroup_size (.reqntid)")
+        return attr.value.data
 
     def _dynamic_shared(self, name: str) -> int:
         """Place the kernel's `.shared` arrays in its dynamic shared memory (`.extern .shared`,

@@ -221,6 +221,8 @@ class _KernelPrinter:
         head += [f".visible .entry {k.sym_name.data}(", params, ")"]
         if k.reqntid is not None:
             head.append(".reqntid " + ", ".join(str(x.data) for x in k.reqntid))
+            if k.min_ctas is not None:
+                head.append(f".minnctapersm {k.min_ctas.data}")
         if k.maxntid is not None:
             head.append(".maxntid " + ", ".join(str(x.data) for x in k.maxntid))
             head.append(".minnctapersm 1")
