@@ -110,7 +110,7 @@ EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16",
 # by the bulk tensor copy engine into shared memory the kernel takes dynamically (1 KB of
 # mbarriers + Q + S x (K + V): 81 KB at D 64, 97 KB at D 128), two workgroups per
 # multiprocessor (nvvm.minctasm 2: at most 128 registers a thread).
-PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 64, 256, 2), 4),
+PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 128, 256, 2), 2),
              128: (AttentionConfig(128, "f16", 128, 64, 256, 2), 2)}
 
 
