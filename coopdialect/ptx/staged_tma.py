@@ -7,7 +7,8 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
 
 * **When.** On sm_90a, a kernel whose every copy is a `coop.async_copy_tensor` (no
   `coop.async_copy`) of 2-byte components into a workgroup buffer in tile form
-  (`staged_workgroup.tile_form`) read as Workgroup-scope MatrixB; each copy one whole slot
+  (`staged_workgroup.tile_form`) read as Workgroup-scope MatrixB by `coop.mul_add` alone (dense
+  wgmma); each copy one whole slot
   whose columns are a multiple of 64 and rows a multiple of 8 (at most 256); its source a
   kernel argument; its layout from tensor_addr ops the host can follow
   (`host_values.layout_fields`: dimensions and strides computed from constants and integer
@@ -127,6 +128,10 @@ def plan(lw: KernelLowering) -> Plan | None:
     for cp in copies:
         form = tile_form(lw, cp.destination)
         if form is None or form.ty.use_value != Use.MatrixB or form.es != 2:
+            return None
+        # read by dense wgmma alone (the swizzled descriptors), not by a 2:4 product
+        if not all(isinstance(r.operation, coop.MulAddOp) for u in cp.destination.uses
+                   if isinstance(u.operation, coop.LoadOp) for r in u.operation.result.uses):
             return None
         rows, cols = form.box
         if (cp.rows.data, cp.cols.data) != (rows, cols) or cols % PANEL or rows % 8 \
