@@ -23,7 +23,9 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
   slot 1024-byte aligned (the swizzle's period). Read as a K-major B (ColumnMajor: the box's
   rows are N) or an MN-major B (RowMajor: the box's rows are K): `wgmma.StagedTile` with
   `swizzle_rows` = rows gives the descriptors (PTX ISA 9.7.15.5.1.2).
-* **Copies.** Each argument copied gets a tensor map (`.param .align 64 .b8 [128]`, a
+* **Copies.** (The host must then give 16-byte-aligned buffers whose row strides are multiples
+  of 16 bytes, as every tensor map needs; `coopdialect.runtime` refuses a launch otherwise.)
+  Each argument copied gets a tensor map (`.param .align 64 .b8 [128]`, a
   `tensor_map` entry of the launch description: the layout's dimensions innermost first, its
   strides in bytes, the box 64 x rows x 1 ..., swizzle 128B). Groups are numbered by the
   commits before them, g; full[g mod B] and empty[g mod B] are mbarriers, B = 2S (a thread
