@@ -61,6 +61,34 @@ def decode_source(data: bytes | str, name: str, line_offset: int = 0) -> str:
                         where=f"{name}:{line + line_offset}:{col}") from None
 
 
+# A type's spelling: a name (`f16`, `memref`, `!coop.matrix`), then its bracketed parameters
+# if a `<` follows at once (strings skipped, `->` not a bracket).
+_TYPE_NAME = re.compile(r"!?[A-Za-z_][\w.$-]*")
+_TYPE_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[({<]|(?<!-)[\])}>]|\n')
+
+
+def _type_spelling_end(text: str, start: int) -> int | None:
+    """The end of the type spelled at `start` (name and balanced `<...>`), or None."""
+    m = _TYPE_NAME.match(text, start)
+    if m is None:
+        return None
+    end = m.end()
+    if not text.startswith("<", end):
+        return end
+    depth = 0
+    for b in _TYPE_BRACKETS.finditer(text, end):
+        c = b.group()
+        if c in "[({<":
+            depth += 1
+        elif c in "])}>":
+            depth -= 1
+            if depth == 0:
+                return b.end()
+        elif c == "\n":
+            return None  # a type written over several lines: parsed, not looked up
+    return None
+
+
 class LocatingParser(Parser):
     """xDSL's parser, which also sets `op.location = loc("file":line:col)` on every op it parses.
 
@@ -68,10 +96,16 @@ class LocatingParser(Parser):
     `--split-input-file` chunks. Input nested deeper than MAX_NESTING, and any error raised while
     an op is parsed (an attribute's or type's verifier: an integer out of range, an alignment that
     is not a power of two, ...), is a CoopError located at the start of that op.
+
+    A type spelled exactly as one parsed before in the same input is that type again (types are
+    immutable values): a kernel names the same few matrix and memref types over and over, and
+    parsing a type is most of xDSL's time per op. Only a spelling the parser consumed whole
+    (name and brackets, on one line) is remembered.
     """
 
     line_offset = 0
     _line_starts: list[int] | None = None
+    _types: dict[str, object] | None = None
 
     def __init__(self, ctx, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
         text = decode_source(input, name, line_offset)
@@ -106,6 +140,26 @@ class LocatingParser(Parser):
         if isinstance(module.location, UnknownLoc):
             module.location = FileLineColLoc(self._file, IntAttr(1 + self.line_offset), IntAttr(1))
         return module
+
+    def parse_optional_type(self):
+        text = self.lexer.input.content
+        start = self.pos
+        end = _type_spelling_end(text, start)
+        if end is None:
+            return super().parse_optional_type()
+        if self._types is None:
+            self._types = {}
+        key = text[start:end]
+        known = self._types.get(key)
+        if known is not None:
+            self._resume_from(end)
+            return known
+        parsed = super().parse_optional_type()
+        # remembered only when the parser stopped where the spelling ends (what follows the
+        # type up to the next token is whitespace)
+        if parsed is not None and self.pos >= end and not text[end:self.pos].strip():
+            self._types[key] = parsed
+        return parsed
 
     def parse_operation(self) -> Operation:
         start = self.pos

@@ -1,8 +1,8 @@
 """coop-opt's command line run in the test's own process: its `main`, arguments, files, stdout,
 stderr and exit status, without the second a fresh interpreter spends importing xDSL and
 coopdialect. For tests of what the tool does with its input; the tests of the process itself
-(the README tour, the fuzzer's contract, tests/test_runtime.py, tests/test_spirv_read.py's
-stdin) start a real one.
+(the README tour, tests/test_runtime.py, tests/test_spirv_read.py's stdin) run one forked from
+a server that imported the tools (tests/tool_processes.py), the fuzzer forks its own.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ the buffers the shader writes. A shader Vulkan cannot run on the H200 says why (
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -221,7 +222,15 @@ def compile_glslang(name: str, out: Path, exe: str = "glslangValidator") -> byte
 
 
 def raised_kernel(binary: bytes, file: str):
-    """(module, kernel name) of `binary` read and raised."""
+    """(module, kernel name) of `binary` read and raised: a fresh module (the clone of one read
+    and raised once per process: several tests, and every dispatch of the interpreter standing
+    in for a device, raise the same binaries)."""
+    module, kernel = _raised(binary, file)
+    return module.clone(), kernel
+
+
+@functools.lru_cache(maxsize=64)
+def _raised(binary: bytes, file: str):
     from xdsl.dialects import func
     from xdsl.dialects.builtin import ModuleOp
 

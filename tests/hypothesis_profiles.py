@@ -5,8 +5,11 @@
 * `long`: ten times as many (a nightly-style run: HYPOTHESIS_PROFILE=long bash tools/test.sh).
 
 The slowest property tests run fewer examples in `ci` than they once did, and `long` still runs
-more than that former count: test_legalize.py's padding test 5 (was 15; 50 in `long`),
-test_ptx_arm_layouts.py's fragment test 10 (was 30; 100 in `long`).
+more than that former count: test_legalize.py's padding test 5 (was 15; 50 in `long`) and its
+pass test 10 (was 20; 100), test_ptx_arm_layouts.py's fragment test 10 (was 30; 100),
+test_pipeline_coop_loads.py 12 (was 25; 120), test_pipeline_coop_loads_tensor.py 10 (was 20;
+100), test_fold_tensor_views.py 60 programs (was 120; 600), the diagnostics fuzz slice 2 cases
+per category (was 4; 20).
 
 Both have no deadline (interpreting a kernel takes as long as it takes). Loaded by
 tests/conftest.py before any test module is imported; on a machine without hypothesis (the GPU

@@ -426,7 +426,8 @@ class Kernel:
                      for g, s, v in zip(threads, state, send)]
 
     # Each op is decoded once into a tuple (tag, fields...): a thread's step then reads plain
-    # Python values instead of walking xDSL's operand descriptors again for every thread. A
+    # Python values instead of walking xDSL's operand descriptors again for every thread; a run
+    # of ops that neither branch nor synchronise is one ("steps", [function, ...]) entry. A
     # register is keyed by its SSA value's id (`_keys`): the kernel op, alive while the Kernel
     # is, keeps the ids unique, and an int hashes in C where an SSAValue's __hash__ is Python.
 
@@ -462,7 +463,11 @@ class Kernel:
                                 ptx.CommentOp | ptx.SharedDeclOp):
                     continue
                 else:
-                    entries.append(("step", self._step_fn(op)))
+                    fn = self._step_fn(op)
+                    if entries and entries[-1][0] == "steps":  # a run of plain steps: one entry
+                        entries[-1][1].append(fn)
+                    else:
+                        entries.append(("steps", [fn]))
             code.append(entries)
         return code
 
@@ -474,8 +479,9 @@ class Kernel:
             nxt = bi + 1 if bi + 1 < len(code) else None
             for e in code[bi]:
                 tag = e[0]
-                if tag == "step":
-                    e[1](regs, mem, shared, sreg)
+                if tag == "steps":
+                    for step in e[1]:
+                        step(regs, mem, shared, sreg)
                 elif tag == "bra":
                     vals = [regs[v] for v in e[1]]
                     for a, v in zip(e[2], vals):
@@ -669,7 +675,7 @@ def _inst_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
     if code not in ("cvt", "cvta", "setp") and t != "pred":
         if t in FLOAT:
             nan, ftz = "NaN" in tokens or code not in ("max", "min"), "ftz" in tokens
-            fn = None if ftz else _float_fn(code, t, args, out)
+            fn = None if ftz else _float_fn(code, t, args, out, nan)
             if fn is not None:
                 return fn
 
@@ -747,10 +753,10 @@ def _other_fn(code: str, tokens: list[str], args: tuple[int, ...], out):
 _FLOAT_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
 
 
-def _float_fn(code: str, t: str, args: tuple[int, ...], out):
-    """`_float_op`'s add/sub/mul and fma/mad without .ftz as functions of (regs, mem, shared,
-    sreg), with the type's classes looked up once; each computes what `_float_op` does, in the
-    same order. None for the others."""
+def _float_fn(code: str, t: str, args: tuple[int, ...], out, nan: bool = True):
+    """`_float_op`'s add/sub/mul/div, max/min and fma/mad without .ftz as functions of (regs,
+    mem, shared, sreg), with the type's classes looked up once; each computes what `_float_op`
+    does, in the same order. None for the others."""
     ft, ut = FLOAT[t], UINT[16 if t == "bf16" else _w(t)]
     if code in _FLOAT_BINARY and len(args) == 2:
         fn, (a0, a1) = _FLOAT_BINARY[code], args
@@ -761,6 +767,17 @@ def _float_fn(code: str, t: str, args: tuple[int, ...], out):
                 r = np.array([r]).astype(ft)[0]
             regs[out] = int(np.array([r], ft).view(ut)[0])
         return float_binary
+    if code in ("max", "min", "div") and len(args) == 2:
+        a0, a1 = args
+        fn = {"max": np.maximum if nan else np.fmax, "min": np.minimum if nan else np.fmin,
+              "div": operator.truediv}[code]
+
+        def float_other(regs, mem, shared, sreg):
+            r = fn(_fval(regs[a0], t), _fval(regs[a1], t))
+            if type(r) is not ft:
+                r = np.array([r]).astype(ft)[0]
+            regs[out] = int(np.array([r], ft).view(ut)[0])
+        return float_other
     if code in ("fma", "mad") and len(args) == 3:
         a0, a1, a2 = args
         f64 = np.float64
@@ -793,9 +810,12 @@ def _int_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
         return None  # left to _int_op, when (if) it runs
     w, signed = _w(t), t[0] == "s"
     m, rm = (1 << w) - 1, (1 << rw) - 1
+    # the low w bits of a sum, difference, bitwise op or product are those of the operands' low
+    # w bits, read signed or not: with a result no wider than w, .s is .u for these
+    low = signed and rw <= w
     if code in _INT_BINARY and len(args) == 2 and not (code == "add" and "sat" in tokens):
         fn, (a0, a1) = _INT_BINARY[code], args
-        if signed:
+        if signed and not low:
             def binary_s(regs, mem, shared, sreg):
                 regs[out] = fn(_sval(regs[a0], w), _sval(regs[a1], w)) & rm
             return binary_s
@@ -815,6 +835,11 @@ def _int_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
     if code == "mul" and len(args) == 2 and "lo" in tokens and "wide" not in tokens:
         a0, a1 = args
 
+        if low or not signed:
+            def mul_lo_u(regs, mem, shared, sreg):
+                regs[out] = ((regs[a0] & m) * (regs[a1] & m) & m) & rm
+            return mul_lo_u
+
         def mul_lo(regs, mem, shared, sreg):
             x0, x1 = ((_sval(regs[a0], w), _sval(regs[a1], w)) if signed
                       else (regs[a0] & m, regs[a1] & m))
@@ -822,6 +847,11 @@ def _int_fn(code: str, tokens: list[str], args: tuple[int, ...], out, rw: int):
         return mul_lo
     if code == "mad" and len(args) == 3 and "lo" in tokens and "wide" not in tokens:
         a0, a1, a2 = args
+
+        if low or not signed:
+            def mad_lo_u(regs, mem, shared, sreg):
+                regs[out] = (((regs[a0] & m) * (regs[a1] & m) & m) + (regs[a2] & m)) & rm
+            return mad_lo_u
 
         def mad_lo(regs, mem, shared, sreg):
             x0, x1, x2 = ((_sval(regs[a0], w), _sval(regs[a1], w), _sval(regs[a2], w))

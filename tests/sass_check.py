@@ -33,14 +33,20 @@ def nvdisasm() -> str | None:
 
 
 def sass_of(ptx_text: str, tmp: Path, ptxas: str = "ptxas", arch: str = "sm_90a") -> str:
-    """SASS text (nvdisasm -c) of `ptx_text` compiled by `ptxas` for `arch`."""
-    src, cubin = tmp / "k.ptx", tmp / "k.cubin"
-    src.write_text(ptx_text)
-    subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(cubin)], check=True,
-                   capture_output=True, text=True)
-    tool = nvdisasm()
-    assert tool, "nvdisasm not found (pip install nvidia-cuda-nvdisasm: the test extras)"
-    return subprocess.run([tool, "-c", str(cubin)], check=True, capture_output=True, text=True).stdout
+    """SASS text (nvdisasm -c) of `ptx_text` compiled by `ptxas` for `arch` (once per text and
+    arch in a test run: tests/validators.py's `run_once`)."""
+    from validators import run_once
+
+    def disassemble() -> bytes:
+        src, cubin = tmp / "k.ptx", tmp / "k.cubin"
+        src.write_text(ptx_text)
+        subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(cubin)], check=True,
+                       capture_output=True, text=True)
+        tool = nvdisasm()
+        assert tool, "nvdisasm not found (pip install nvidia-cuda-nvdisasm: the test extras)"
+        return subprocess.run([tool, "-c", str(cubin)], check=True, capture_output=True).stdout
+
+    return run_once("sass", [arch.encode(), ptx_text.encode()], disassemble).decode()
 
 
 @dataclass

@@ -75,10 +75,11 @@ class Kernel:
 
     def expected(self) -> list[np.ndarray]:
         if self._expected is None:
+            import parsed
             from coopdialect import api
 
             bufs = [b.copy() for b in self.inputs]
-            api.run_kernel(api.parse(self.text, self.source), self.kernel, bufs, self.grid)
+            api.run_kernel(parsed.parse(self.text, self.source), self.kernel, bufs, self.grid)
             self._expected = bufs
         return self._expected
 
@@ -344,11 +345,11 @@ def cases(device: str, count: int = COUNT, seed: int = SEED) -> dict[str, Case]:
 def run_on(dev, case: Case) -> list[np.ndarray]:
     """The case's buffers after one launch on `dev` (a coopdialect.runtime Device), with the
     case's pipeline before the device's conversion."""
-    from coopdialect import api
+    import parsed
     from coopdialect.runtime import run_kernel
 
     got = [b.copy() for b in case.k.inputs]
-    run_kernel(api.parse(case.k.text, case.k.source), case.k.kernel, got, case.k.grid, dev,
+    run_kernel(parsed.parse(case.k.text, case.k.source), case.k.kernel, got, case.k.grid, dev,
                pipeline=case.pipeline)
     return got
 
@@ -371,8 +372,8 @@ def deviation(case: Case, got: list[np.ndarray]) -> str | None:
 def compile_ptx(text: str, source: str, fold: bool = False) -> str:
     """PTX text of IR text (optionally after fold-tensor-views): what the CUDA device compiles
     for a case with pipeline None / `fold-tensor-views`. Raises CoopError for refused IR."""
-    from coopdialect import api
+    import parsed
     from coopdialect.ptx import emit_ptx
     from coopdialect.runtime.device import lower
 
-    return emit_ptx(lower(api.parse(text, source), FOLD if fold else None, "convert-coop-to-ptx"))
+    return emit_ptx(lower(parsed.parse(text, source), FOLD if fold else None, "convert-coop-to-ptx"))

@@ -7,6 +7,7 @@ interprets to the same bits."""
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 import subprocess
@@ -96,31 +97,50 @@ def test_masked_and_cut_rows_are_not_written():
     assert not np.array_equal(o1[0, 0, 20:], o2[0, 0, 20:])
 
 
-def _ptx_kernel(text, name):
+def _ptx_kernel(module, name):
     from coopdialect.context import make_context
     from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
 
-    module = api.parse(text)
-    ConvertCoopToPtxPass().apply(make_context(), module)
+    # cp.async copies: the simulator has no bulk tensor copies or mbarriers (those are checked
+    # on the GPU, tests/gpu/test_gpu_attention.py)
+    ConvertCoopToPtxPass(bulk_copies=False).apply(make_context(), module)
     return {k.sym_name.data: k for k in module.ops}[name]
 
 
 SIM_SCALE = np.float32(0.3)
 
 
-def _exact_case(cfg: AttentionConfig, s: int, causal: bool):
-    """(kernel text, the interpreter's buffers Q K V O LSE after one head of `s` rows, the
-    simulator's argument list with O and LSE zeroed) on small-integer Q, K, V with SIM_SCALE:
-    every product and sum is exact, so the PTX must write the interpreter's bits."""
+@functools.lru_cache(maxsize=None)
+def _interpreted(cfg: AttentionConfig, s: int, causal: bool):
+    """(kernel text, the interpreter's buffers Q K V O LSE after one head of `s` rows) on
+    small-integer Q, K, V with SIM_SCALE: every product and sum is exact, so the PTX must write
+    the interpreter's bits. Once per case: the op-by-op and the staged tests, aligned and
+    shifted, share it (callers must not write to the buffers)."""
     rng = np.random.default_rng(11)
     q, k, v = (rng.integers(-3, 4, s * cfg.head_dim).astype(NP[cfg.dtype]) for _ in range(3))
     text = attention_module([cfg])
     want = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
     api.run_kernel(api.parse(text), cfg.name, want + [1, 1, s, SIM_SCALE, int(causal)])
+    for w in want:
+        w.flags.writeable = False
+    return text, want
+
+
+def _exact_case(cfg: AttentionConfig, s: int, causal: bool):
+    """(kernel text, `_interpreted`'s buffers, the simulator's argument list with O and LSE
+    zeroed)."""
+    text, want = _interpreted(cfg, s, causal)
+    q, k, v = (x.copy() for x in want[:3])
     got = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32), struct.pack("<i", 1),
            struct.pack("<i", 1), struct.pack("<i", s), struct.pack("<f", SIM_SCALE),
            struct.pack("<i", int(causal))]
     return text, want, got
+
+
+@functools.lru_cache(maxsize=None)
+def _op_by_op(cfg: AttentionConfig):
+    """The op-by-op PTX kernel of `cfg` (shared by the aligned and the shifted runs)."""
+    return _ptx_kernel(api.parse(attention_module([cfg])), cfg.name)
 
 
 @pytest.mark.parametrize("cfg,s,causal,shift", [
@@ -140,9 +160,9 @@ def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
     one."""
     import ptx_sim
 
-    text, want, got = _exact_case(cfg, s, causal)
-    ptx_sim.Kernel(_ptx_kernel(text, cfg.name)).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1),
-                                                    [shift] * 3 + [0, 0])
+    _, want, got = _exact_case(cfg, s, causal)
+    ptx_sim.Kernel(_op_by_op(cfg)).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1),
+                                       [shift] * 3 + [0, 0])
     for i in (3, 4):
         assert np.array_equal(got[i].view(np.uint8), want[i].view(np.uint8)), \
             f"buffer {i}: {np.count_nonzero(got[i] != want[i])} elements differ"
@@ -155,6 +175,27 @@ def _staged(text: str, stages: int):
         warnings.simplefilter("always")
         api.run_pipeline(module, f"pipeline-coop-loads{{stages={stages}}}")
     return module
+
+
+@functools.lru_cache(maxsize=None)
+def _staged_kernel(cfg: AttentionConfig, s: int, causal: bool, stages: int):
+    """`cfg`'s kernel staged by pipeline-coop-loads{stages}: checked to stage K and V in shared
+    buffers and to interpret to `_interpreted`'s bits, then lowered to its PTX kernel (shared by
+    the aligned and the shifted runs)."""
+    from coopdialect.dialects import coop_async
+
+    text, want = _interpreted(cfg, s, causal)
+    module = _staged(text, stages)
+    ops = list(module.walk())
+    assert sum(isinstance(o, coop_async.AllocWorkgroupOp) for o in ops) == 2  # K and V, shared
+    assert sum(isinstance(o, coop_async.AsyncCopyTensorOp) for o in ops) == 4 * stages
+    staged = [*(w.copy() for w in want[:3]), np.zeros_like(want[3]), np.zeros_like(want[4])]
+    api.run_kernel(module, cfg.name, staged + [1, 1, s, SIM_SCALE, int(causal)])
+    for i in (3, 4):
+        assert np.array_equal(staged[i].view(np.uint8), want[i].view(np.uint8))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        return _ptx_kernel(module, cfg.name)
 
 
 @pytest.mark.parametrize("cfg,s,causal,shift,stages", [
@@ -172,24 +213,8 @@ def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
     a copy lands only at the cp.async.wait_group that retires it, to the same bits."""
     import ptx_sim
 
-    from coopdialect.dialects import coop_async
-
-    text, want, got = _exact_case(cfg, s, causal)
-    module = _staged(text, stages)
-    ops = list(module.walk())
-    assert sum(isinstance(o, coop_async.AllocWorkgroupOp) for o in ops) == 2  # K and V, shared
-    assert sum(isinstance(o, coop_async.AsyncCopyTensorOp) for o in ops) == 4 * stages
-    staged = [*want[:3], np.zeros_like(want[3]), np.zeros_like(want[4])]
-    api.run_kernel(module, cfg.name, staged + [1, 1, s, SIM_SCALE, int(causal)])
-    for i in (3, 4):
-        assert np.array_equal(staged[i].view(np.uint8), want[i].view(np.uint8))
-    from coopdialect.context import make_context
-    from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
-
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("always")
-        ConvertCoopToPtxPass(bulk_copies=False).apply(make_context(), module)
-    kernel = {x.sym_name.data: x for x in module.ops}[cfg.name]
+    _, want, got = _exact_case(cfg, s, causal)
+    kernel = _staged_kernel(cfg, s, causal, stages)
     ptx_sim.Kernel(kernel).run(got, grid(cfg, 1, 1, s), (cfg.threads, 1, 1), [shift] * 3 + [0, 0])
     for i in (3, 4):
         assert np.array_equal(got[i].view(np.uint8), want[i].view(np.uint8)), \

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis_profiles import scaled
+import parsed
 
 from coopdialect import api
 from coopdialect.errors import CoopError
@@ -48,9 +49,9 @@ def _one_line(err: str) -> str:
 
 
 def test_fuzz_short_run_has_no_violation():
-    """Every category, seeded, scaled(4) cases each (hypothesis_profiles: 40 in the long
+    """Every category, seeded, scaled(2) cases each (hypothesis_profiles: 20 in the long
     profile); the long run is `python tools/fuzz_diagnostics.py`."""
-    results = fuzz.run(len(fuzz.CATEGORIES) * scaled(4), seed=16, jobs=2, timeout=30)
+    results = fuzz.run(len(fuzz.CATEGORIES) * scaled(2), seed=16, jobs=2, timeout=30)
     assert {r.case.category for r in results} == set(fuzz.CATEGORIES)
     bad = [r for r in results if r.violations]
     assert not bad, fuzz.report(results)
@@ -148,6 +149,37 @@ def test_deep_nesting_names_the_limit(tmp_path, capsys):
     assert rc == 1 and _one_line(err) == (f"{src}:1:{col}: error: nesting deeper than the limit of "
                                           f"{MAX_NESTING} levels of brackets")
     assert time.time() - t0 < 5
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "examples").glob("*.mlir"))
+                         + sorted((Path(__file__).parent / "filecheck").glob("*/invalid*.mlir")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_types_parsed_once_per_spelling_are_the_parsers_types(path):
+    """LocatingParser hands out a type spelled as one parsed before in the same input; every
+    example and every FileCheck input of invalid IR (each `// -----` chunk) parses to the
+    module (generic form, with locations) or the error that parsing each type again gives."""
+    import io
+
+    from xdsl.parser import Parser
+    from xdsl.printer import Printer
+
+    from coopdialect.context import make_context
+    from coopdialect.diagnostics import LocatingParser
+
+    class EveryTimeParser(LocatingParser):
+        parse_optional_type = Parser.parse_optional_type
+
+    def result(cls, chunk):
+        try:
+            m = cls(make_context(), chunk, str(path)).parse_module()
+        except Exception as e:  # noqa: BLE001 - the error is part of what must agree
+            return f"{type(e).__name__}: {e}"
+        out = io.StringIO()
+        Printer(out, print_generic_format=True, print_debuginfo=True).print_op(m)
+        return out.getvalue()
+
+    for chunk in path.read_text().split("// -----"):
+        assert result(LocatingParser, chunk) == result(EveryTimeParser, chunk)
 
 
 def test_parse_time_verifier_errors_are_located(tmp_path, capsys):
@@ -314,18 +346,18 @@ def _bufs():
 ])
 def test_api_raises_the_documented_exception_with_one_line(call, exc, match):
     with pytest.raises(exc, match=match) as e:
-        call(api.parse_file(str(GEMM)))
+        call(parsed.parse_file(GEMM))
     assert "\n" not in str(e.value)
 
 
 def test_api_lowering_twice_says_nothing_to_lower_and_leaves_module_unchanged():
-    m = api.parse_file(str(GEMM))
+    m = parsed.parse_file(GEMM)
     api.compile_to_ptx(m)
     before = str(m)
     with pytest.raises(CoopError, match="found nothing to lower"):
         api.compile_to_ptx(m)
     assert str(m) == before
-    m = api.parse_file(str(GEMM))
+    m = parsed.parse_file(GEMM)
     text = str(m)
     with pytest.raises(CoopError):  # convert-coop-to-spirv succeeds, then PTX refuses: no change
         api.run_pipeline(m, "convert-coop-to-spirv,convert-coop-to-ptx")
@@ -453,7 +485,7 @@ def test_pass_option_errors_name_the_pass_option_and_type(capsys, spec, message)
     assert rc == 1 and line.startswith(f"<command line>: error: bad pass pipeline '{spec}': "), line
     assert message in line
     with pytest.raises(CoopError) as e:  # the API says the same
-        api.run_pipeline(api.parse_file(str(GEMM)), spec)
+        api.run_pipeline(parsed.parse_file(GEMM), spec)
     assert message in str(e.value)
 
 

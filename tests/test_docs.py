@@ -4,7 +4,9 @@
 * none points outside the repository (../shared, shared/docs, shared/specs) or at a file that
   is not in it;
 * none speaks of how the work was organised (sessions, issue numbers, the lead, device calls);
-* the README's five-minute tour runs as written (its GPU lines, marked `# GPU`, are skipped);
+* the README's five-minute tour runs as written (its GPU lines, marked `# GPU`, are skipped),
+  each console script it uses started once as installed (tests/tool_processes.py forks the
+  others);
 * docs/performance.md's figures are what benchmarks/render_results.py renders from
   benchmarks/results/*.json now.
 """
@@ -19,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tool_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -92,6 +95,23 @@ def _tour() -> list[str]:
     return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
 
 
+def _tool_shims(folder: Path, path: str) -> None:
+    """coop-opt, coop-run and coop-layout in `folder` for the tour's shell: each one's first
+    command line runs the console script installed on `path`, started as a user's shell starts
+    it; the later ones are forked from tests/tool_processes.py's server (the same module,
+    arguments, files and exit status, without the second of imports of a fresh interpreter)."""
+    sock = tool_processes.server()
+    for tool in tool_processes.tool_server.MODULES:
+        installed = shutil.which(tool, path=path)
+        assert installed, f"{tool} is not installed (pip install -e .)"
+        shim = folder / tool
+        shim.write_text(f"""#!/bin/sh
+if mkdir "{folder}/{tool}.started" 2>/dev/null; then exec "{installed}" "$@"; fi
+exec "{sys.executable}" -S "{tool_processes.SERVER}" "{sock}" {tool} "$@"
+""")
+        shim.chmod(0o755)
+
+
 def test_readme_tour_runs(tmp_path):
     """Every line of the tour without the `# GPU` marker, in a fresh folder next to the examples."""
     lines = _tour()
@@ -107,7 +127,10 @@ def test_readme_tour_runs(tmp_path):
         script.append(line)
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
-    assert shutil.which("coop-opt", path=env["PATH"]), "coop-opt is not installed (pip install -e .)"
+    shims = tmp_path / ".tools"
+    shims.mkdir()
+    _tool_shims(shims, env["PATH"])
+    env["PATH"] = os.pathsep.join([str(shims), env["PATH"]])
     r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"README tour failed:\n{r.stderr[-3000:]}"

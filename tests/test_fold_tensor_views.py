@@ -40,7 +40,7 @@ def test_fold_preserves_interpreter_results():
     ctx = make_context()
     valid = errors = 0
     modes = set()
-    while valid < scaled(120):
+    while valid < scaled(60):
         case = tensor_ir.random_case(rng)
         text, scalars = tensor_ir.case_ir(case)
         module = Parser(ctx, text).parse_module()

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from cli import run_coop_opt
 from validators import ptxas, spirv_dis, spirv_tool, spirv_val
+import validators
 
 from coopdialect import api
 from coopdialect.spirv.errors import SpirvReadError
-from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 
@@ -52,8 +52,8 @@ def reader_verdict(data: bytes) -> str | None:
 
 
 @pytest.mark.parametrize("name", sorted(corpus.CASES))
-def test_committed_binary_is_glslangs(name, tmp_path):
-    fresh = corpus.compile_glslang(name, tmp_path / f"{name}.spv", spirv_tool("glslangValidator"))
+def test_committed_binary_is_glslangs(name):
+    fresh = validators.glslang(corpus.source(name))
     assert corpus.binary_path(name).read_bytes() == fresh, (
         f"{corpus.binary_path(name)} is not glslang's binary of {corpus.source(name)}: "
         "run `python tests/glsl_corpus_cases.py --regen`")
@@ -115,18 +115,13 @@ EXAMPLES = ["gemm_f16", "gemm_s8", "gemm_f16_64_large", "gemm_f16_arm_blocked", 
             "gemm_any", "gemm_any_bf16", "gemm_bf16_wg"]
 
 
-def glslang(src: str, tmp_path: Path) -> bytes:
-    out = tmp_path / (Path(src).stem + ".spv")
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3",
-                        f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}", "-o", str(out), str(ROOT / src)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return out.read_bytes()
+def glslang(src: str | Path) -> bytes:
+    return validators.glslang(src, *validators.grammar_defines())
 
 
 @pytest.mark.parametrize("src", GLSL)
 def test_verdicts_agree_on_glslang_builds(src, tmp_path):
-    data = glslang(src, tmp_path)
+    data = glslang(src)
     assert spirv_val_verdict(data, tmp_path) is None
     assert reader_verdict(data) is None
 
@@ -220,11 +215,8 @@ def test_verdicts_agree_on_storage_capabilities(edit, tmp_path):
     unless the full one is declared."""
     src = tmp_path / "s8.comp"
     src.write_text(STORAGE8)
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o",
-                        str(tmp_path / "s8.spv"), str(src)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout
     fn, accepted = STORAGE_EDITS[edit]
-    data = _asm(fn(_dis((tmp_path / "s8.spv").read_bytes(), tmp_path)), tmp_path)
+    data = _asm(fn(_dis(validators.glslang(src), tmp_path)), tmp_path)
     val, ours = spirv_val_verdict(data, tmp_path), reader_verdict(data)
     assert (val is None) == accepted, val
     assert (ours is None) == accepted, ours
@@ -430,10 +422,7 @@ def test_uniform_block_mixed_block_and_while_true(tmp_path):
     (an scf.while whose condition is the break's), gl_LocalInvocationIndex."""
     src = tmp_path / "u.comp"
     src.write_text(UNIFORM_AND_MIXED)
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o",
-                        str(tmp_path / "u.spv"), str(src)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout
-    data = (tmp_path / "u.spv").read_bytes()
+    data = validators.glslang(src)
     assert spirv_val_verdict(data, tmp_path) is None and reader_verdict(data) is None
     module, kernel = corpus.raised_kernel(data, "u")
     from xdsl.dialects import func
@@ -461,10 +450,7 @@ def test_decode_pointer_counts_the_pointee_size(tmp_path):
     src = tmp_path / "q33.comp"
     src.write_text(text.replace(" uint8_t pad[3];", ""))
     assert src.read_text() != text
-    out = tmp_path / "q33.spv"
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o", str(out), str(src)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout
+    binary = validators.glslang(src)
     M, N, K = 128, 32, 64
     rng = np.random.default_rng(33)
     q = rng.integers(-8, 8, (M, K))
@@ -476,7 +462,7 @@ def test_decode_pointer_counts_the_pointee_size(tmp_path):
     words[:blocks.size] = blocks.ravel()
     b = rng.integers(-3, 4, (K, N)).astype(np.float16)
     c = np.zeros(M * N, np.float32)
-    module, kernel = corpus.raised_kernel(out.read_bytes(), "q33")
+    module, kernel = corpus.raised_kernel(binary, "q33")
     api.run_kernel(module, kernel, [words.view(np.int32), b.ravel(), c, M, N, K], (N // 16, M // 64, 1))
     a = q * np.repeat(s.astype(np.float64), 32, axis=1) / 16
     np.testing.assert_array_equal(c.reshape(M, N), (a @ b.astype(np.float64)).astype(np.float32))

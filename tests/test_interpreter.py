@@ -337,6 +337,48 @@ def test_integer_elementwise_wraps(rows, cols, op, t, seed):
     assert np.array_equal(out.astype(np.int64), expect)
 
 
+ARITH_OPS = {"addi": lambda x, y: x + y, "subi": lambda x, y: x - y, "muli": lambda x, y: x * y,
+             "andi": lambda x, y: x & y, "ori": lambda x, y: x | y, "xori": lambda x, y: x ^ y}
+
+
+@SETTINGS
+@given(op=st.sampled_from(sorted(ARITH_OPS)), t=st.sampled_from(["i8", "i16", "i32", "i64"]),
+       seed=st.integers(0, 2**16))
+def test_scalar_and_lane_integer_arith_wraps(op, t, seed):
+    """arith.addi/subi/muli/andi/ori/xori of a lane vector (each invocation's own element) with
+    a constant (a scalar), and of two constants, near and at the type's extremes: the exact
+    result wrapped to the width, two's complement."""
+    bits = int(t[1:])
+    dt = np.dtype(f"i{bits // 8}")
+    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    rng = np.random.default_rng(seed)
+    edges = np.array([lo, lo + 1, -1, 0, 1, hi - 1, hi], dtype=object)
+    x = np.array([int(v) for v in rng.choice(edges, 32)], dtype=object)
+    x[::3] = [int(v) for v in rng.integers(lo, hi, len(x[::3]), endpoint=True)]
+    c, d = (int(v) for v in rng.choice(edges, 2))
+    # sign-extended to i64 before the store, so the value itself is checked, not the store's
+    # truncation of it
+    ext = lambda v: f"arith.extsi {v} : {t} to i64"  # noqa: E731
+    text = kernel(f"%x: memref<32x{t}>, %out: memref<33xi64>", f"""
+  %l = gpu.lane_id : index
+  %v = memref.load %x[%l] : memref<32x{t}>
+  %c = arith.constant {c} : {t}
+  %d = arith.constant {d} : {t}
+  %r = arith.{op} %v, %c : {t}
+  %re = {ext("%r") if bits < 64 else "arith.addi %r, %zero : i64"}
+  memref.store %re, %out[%l] : memref<33xi64>
+  %s = arith.{op} %c, %d : {t}
+  %se = {ext("%s") if bits < 64 else "arith.addi %s, %zero : i64"}
+  %i32 = arith.constant 32 : index
+  memref.store %se, %out[%i32] : memref<33xi64>""".replace(
+        "  %c = ", "  %zero = arith.constant 0 : i64\n  %c = ", 1))
+    out = np.zeros(33, np.int64)
+    run(text, [x.astype(dt), out])
+    want = wrap(np.array([ARITH_OPS[op](v, c) for v in x] + [ARITH_OPS[op](c, d)], dtype=object),
+                bits, True)
+    assert np.array_equal(out.astype(object), np.asarray(want, dtype=object))
+
+
 @SETTINGS
 @given(rows=DIMS, cols=DIMS, t=st.sampled_from(["i8", "i32"]), seed=st.integers(0, 2**16))
 def test_snegate_wraps(rows, cols, t, seed):

@@ -22,6 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import scaled
+import parsed
+import tool_processes
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
@@ -85,7 +87,7 @@ def _kernel(module) -> func.FuncOp:
 
 @pytest.mark.parametrize("m, n, k", SHAPES)
 def test_interpreted_gemm_at_two_shapes(m, n, k):
-    module = api.parse_file(GEMM)
+    module = parsed.parse_file(GEMM)
     a, b, c, want = _gemm_inputs(m, n, k)
     # numpy and Python scalars alike; no grid: the declared one, (N/64, M/64, 1)
     api.run_kernel(module, "gemm_dynamic", [a, b, c, np.int32(m), n, np.int64(k)])
@@ -102,13 +104,13 @@ _GEMM_FN = []
 @given(st.integers(1, 1 << 20), st.integers(1, 1 << 20), st.integers(-(1 << 31), (1 << 31) - 1))
 def test_declared_grid_is_the_maps_value(m, n, k):
     if not _GEMM_FN:
-        _GEMM_FN.append(_kernel(api.parse_file(GEMM)))
+        _GEMM_FN.append(_kernel(parsed.parse_file(GEMM)))
     fn = _GEMM_FN[0]
     assert dispatch_grid(fn, [None, None, None, m, n, k]) == (math.ceil(n / 64), math.ceil(m / 64), 1)
 
 
 def test_declared_grid_of_the_mixed_kernel():
-    fn = _kernel(api.parse(MIXED))
+    fn = _kernel(parsed.parse(MIXED))
     # symbols s0, s1, s2 are the integer scalars %n, %x, %m (f16 and f32 are no symbols)
     assert dispatch_grid(fn, [None, 1.0, 6, None, 9, 2.5, -4]) == (7, 4, (-4) % 3 + 1)
     with pytest.raises(ValueError, match=r"is \(0, 4, 3\) for n = -1, x = 9, m = -4"):
@@ -123,7 +125,7 @@ def test_declared_grid_of_the_mixed_kernel():
     ([64, 64, "16"], TypeError, r"args\[5\] must be a numpy array \(or a number"),
 ])
 def test_scalar_argument_errors(args, exc, message):
-    module = api.parse_file(GEMM)
+    module = parsed.parse_file(GEMM)
     a, b, c, _ = _gemm_inputs(64, 64, 16)
     with pytest.raises(exc, match=message):
         api.run_kernel(module, "gemm_dynamic", [a, b, c, *args])
@@ -131,7 +133,7 @@ def test_scalar_argument_errors(args, exc, message):
 
 def test_the_interpreter_takes_the_unsigned_range_of_i32_as_twos_complement():
     # 0xFFFFFFC0 is -64 as an i32: the declared grid's count M/64 is -1, refused in one line
-    module = api.parse_file(GEMM)
+    module = parsed.parse_file(GEMM)
     a, b, c, _ = _gemm_inputs(64, 64, 16)
     with pytest.raises(ValueError, match=r"is \(1, -1, 1\) for M = -64"):
         api.run_kernel(module, "gemm_dynamic", [a, b, c, 0xFFFFFFC0, 64, 16])
@@ -149,7 +151,7 @@ def test_no_grid_for_a_kernel_that_declares_none():
 def test_legalize_to_mma_tiles_keeps_the_numbers(m, n, k):
     """legalize-coop-sizes{target=sm90a-ptx flexible=false} splits the 16x16 B/C tiles of the
     dynamic GEMM into m16n8k16 ones (flexible, the PTX backend takes them whole)."""
-    module = api.parse_file(GEMM)
+    module = parsed.parse_file(GEMM)
     api.run_pipeline(module, "legalize-coop-sizes{target=sm90a-ptx flexible=false}")
     assert "16x8x" in str(module)
     a, b, c, want = _gemm_inputs(m, n, k)
@@ -175,7 +177,7 @@ def _push_block(dis: str) -> tuple[list[str], list[int]]:
 
 
 def test_spirv_of_the_dynamic_gemm(tmp_path):
-    data = api.compile_to_spirv(api.parse_file(GEMM))
+    data = api.compile_to_spirv(parsed.parse_file(GEMM))
     spirv_val(data, tmp_path)
     dis = _spirv_dis(data, tmp_path)
     members, offsets = _push_block(dis)
@@ -189,7 +191,7 @@ def test_spirv_of_the_dynamic_gemm(tmp_path):
 
 
 def test_push_constant_block_of_every_scalar_type(tmp_path):
-    data = api.compile_to_spirv(api.parse(MIXED))
+    data = api.compile_to_spirv(parsed.parse(MIXED))
     spirv_val(data, tmp_path)
     dis = _spirv_dis(data, tmp_path)
     assert "OpCapability StoragePushConstant16" in dis  # the f16 member
@@ -204,7 +206,7 @@ def test_push_constant_block_of_every_scalar_type(tmp_path):
     values = [1.5, -(1 << 40), 7, -2.25, -9]
     want = struct.pack("<e6xqifi", *values)
     assert [struct.calcsize(f) for f in ("<e6x", "<e6xq", "<e6xqi", "<e6xqif")] == offsets[1:]
-    types = [a.type for a in _kernel(api.parse(MIXED)).args if not isinstance(a.type, MemRefType)]
+    types = [a.type for a in _kernel(parsed.parse(MIXED)).args if not isinstance(a.type, MemRefType)]
     members = push_constants.layout(types)
     assert [m.offset for m in members] == offsets
     assert push_constants.pack(members, values) == want
@@ -215,7 +217,7 @@ def test_push_constant_block_of_every_scalar_type(tmp_path):
 def test_emitted_spirv_read_back_and_raised_gives_the_same_gemm():
     """The SPIR-V binary, read and lifted by raise-spirv-to-coop (buffers become memref<?xT>,
     the push-constant members scalar arguments after them), interpreted at another shape."""
-    module = api.read_spirv(api.compile_to_spirv(api.parse_file(GEMM)), raise_to_coop=True)
+    module = api.read_spirv(api.compile_to_spirv(parsed.parse_file(GEMM)), raise_to_coop=True)
     m, n, k = SHAPES[1]
     a, b, c, want = _gemm_inputs(m, n, k)
     flat = c.reshape(-1)
@@ -252,7 +254,7 @@ def test_vulkan_device_pushes_the_scalars(monkeypatch):
     monkeypatch.setattr(vulkan_ctypes, "VulkanContext", Ctx)
     m, n, k = SHAPES[1]
     a, b, c, _ = _gemm_inputs(m, n, k)
-    run_kernel(api.parse_file(GEMM), "gemm_dynamic", [a, b, c, m, n, k], None,
+    run_kernel(parsed.parse_file(GEMM), "gemm_dynamic", [a, b, c, m, n, k], None,
                vulkan.VulkanDevice())
     ((shapes, grid, entry, push),) = calls
     assert shapes == [(m, k), (k, n), (m, n)] and entry == "gemm_dynamic"
@@ -285,7 +287,7 @@ def _ptxas_ok(text: str, tmp_path: Path) -> None:
 
 
 def test_ptx_params_and_launch_description_follow_the_ir(tmp_path):
-    src = _kernel(api.parse_file(GEMM))
+    src = _kernel(parsed.parse_file(GEMM))
     lowered, text = _ptx(GEMM)
     _ptxas_ok(text, tmp_path)
     entry = text[text.index(".entry gemm_dynamic("):]
@@ -348,7 +350,7 @@ def test_ptx_of_the_dynamic_gemm_runs_in_the_simulator(m, n, k):
     """The lowered kernel, executed by tests/ptx_sim.py with the .param bytes a host passes."""
     import ptx_sim
 
-    module = api.parse_file(GEMM)
+    module = parsed.parse_file(GEMM)
     api.run_pipeline(module, "convert-coop-to-ptx")
     a, b, c, want = _gemm_inputs(m, n, k)
     scalars = [struct.pack("<I", v) for v in (m, n, k)]
@@ -455,7 +457,7 @@ def test_cuda_launch_passes_scalar_params(fake_driver):  # noqa: F811
     m, n, k = SHAPES[0]
     a, b, c, _ = _gemm_inputs(m, n, k)
     fake_driver.sizes = [8, 8, 8, 4, 4, 4]
-    report = run_kernel(api.parse_file(GEMM), "gemm_dynamic", [a, b, c, m, n, np.int32(k)],
+    report = run_kernel(parsed.parse_file(GEMM), "gemm_dynamic", [a, b, c, m, n, np.int32(k)],
                         None, dev)
     args, _ = fake_driver.launched
     assert args[1:7] == (n // 64, m // 64, 1, 128, 1, 1)  # the declared grid, the block
@@ -464,7 +466,7 @@ def test_cuda_launch_passes_scalar_params(fake_driver):  # noqa: F811
     assert fake_driver.param_values[3:] == [struct.pack("<I", v) for v in (m, n, k)]
     assert report.device == "cuda"
     with pytest.raises(CoopError, match=r"argument 3 \(i32\): 4294967296 does not fit i32"):
-        run_kernel(api.parse_file(GEMM), "gemm_dynamic", [a, b, c, 1 << 32, n, k], None, dev)
+        run_kernel(parsed.parse_file(GEMM), "gemm_dynamic", [a, b, c, 1 << 32, n, k], None, dev)
     dev.close()
 
 
@@ -537,9 +539,10 @@ def test_coop_run_shape_must_agree_with_static_sizes(capsys, tmp_path):
 
 def test_coop_run_ptx_launch_command_line():
     """`coop-opt -t ptx-launch` of the example from a shell, as docs/runtime.md shows it."""
-    out = subprocess.run([sys.executable, "-m", "coopdialect.tools.coop_opt", str(GEMM), "-p",
-                          "convert-coop-to-ptx", "-t", "ptx-launch"], capture_output=True,
-                         text=True, check=True).stdout
+    r = tool_processes.run(["coop-opt", GEMM, "-p", "convert-coop-to-ptx", "-t", "ptx-launch"],
+                           text=True)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
     assert '"grid_dims"' in out and '"scalar": true' in out
 
 

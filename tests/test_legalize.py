@@ -22,7 +22,7 @@ from coopdialect.passes.legalize_coop_sizes import LegalizeCoopSizesPass, non_na
 from coopdialect.targets import TargetError, get_target, load_target, shipped_targets
 from hypothesis_profiles import scaled
 
-SETTINGS = settings(max_examples=scaled(20), deadline=None)
+SETTINGS = settings(max_examples=scaled(10), deadline=None)
 
 # target spelling -> (MLIR type, numpy dtype)
 MLIR = {"f16": ("f16", np.float16), "bf16": ("bf16", ml_dtypes.bfloat16), "f32": ("f32", np.float32),

@@ -7,7 +7,6 @@ lifted, one located line: tests/test_raise_spirv.py.)"""
 from __future__ import annotations
 
 import math as pymath
-import subprocess
 from pathlib import Path
 
 import mpmath
@@ -19,18 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from coopdialect import api
 from coopdialect.math_bounds import VULKAN
 from coopdialect.spirv.reader import deserialize
-from validators import spirv_tool, spirv_val
+from validators import glslang, grammar_defines, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 mpmath.mp.prec = 120
-
-
-def glslang(src: str, tmp_path: Path) -> bytes:
-    out = tmp_path / (Path(src).stem + ".spv")
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", "-o", str(out),
-                        str(ROOT / src)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return out.read_bytes()
 
 
 def raised(data: bytes) -> tuple[ModuleOp, str]:
@@ -46,8 +37,8 @@ def f32(v: float) -> float:
     return float(np.float32(v))
 
 
-def test_glslang_builtins_are_lifted_and_exact(tmp_path: Path) -> None:
-    module, name = raised(glslang("tests/data/glsl_math.comp", tmp_path))
+def test_glslang_builtins_are_lifted_and_exact() -> None:
+    module, name = raised(glslang("tests/data/glsl_math.comp"))
     text = str(module)
     for op in ("math.exp", "math.exp2", "math.log", "math.log2", "math.sqrt", "math.rsqrt",
                "math.tanh", "math.absf", "math.fma", "math.floor", "math.ceil", "math.trunc",
@@ -76,11 +67,10 @@ def test_glslang_builtins_are_lifted_and_exact(tmp_path: Path) -> None:
         [np.abs(kk), np.minimum(kk, 3), np.maximum(kk, -3), np.clip(kk, -2, 2)], axis=1))
 
 
-def test_coopmat2_shader_with_fmax_combine_is_lifted(tmp_path: Path) -> None:
+def test_coopmat2_shader_with_fmax_combine_is_lifted() -> None:
     """glslang's coopmat2 shader (a row reduction whose CombineFunc is GLSL max(), an OpExtInst
     FMax, and a per-element op), raised and interpreted, equals a numpy model."""
-    from test_raise_spirv import glslang as glslang_scoped
-    module, name = raised(glslang_scoped("tests/data/coopmat2_nv.comp", tmp_path))
+    module, name = raised(glslang("tests/data/coopmat2_nv.comp", *grammar_defines()))
     a = np.random.default_rng(2).integers(-3, 4, 64 * 64).astype(np.float16)
     c = np.zeros(64 * 64, np.float32)
     api.run_kernel(module, name, [a, c], (1, 1, 1))

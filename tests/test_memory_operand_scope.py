@@ -37,7 +37,7 @@ def _scoped_operands(text: str) -> list[tuple[str, str]]:
 
 
 def test_glslangs_shared_memory_staging_reads_writes_back_and_validates(tmp_path):
-    original = glslang(SRC, tmp_path)
+    original = glslang(SRC)
     module = deserialize(original)
     texts = [op.memory_access.data for op in module.walk()
              if isinstance(op, spirv.StoreOp) and op.memory_access is not None]
@@ -59,11 +59,11 @@ def test_a_scope_parameter_is_a_scope_name():
         parse_enum_operand("MemoryAccess", "MakePointerVisible(Galaxy)")
 
 
-def test_shared_staging_raises_and_says_where_the_interpreter_stops(tmp_path):
+def test_shared_staging_raises_and_says_where_the_interpreter_stops():
     """The shared arrays become coop.alloc_workgroup buffers and barrier() gpu.barrier; the
     staging loops `for (i = t; i < 512; i += 64)` start at the invocation's index, which the
     lock-step interpreter does not run (divergent loop bounds): one located line."""
-    module, name = raised(glslang(SRC, tmp_path))
+    module, name = raised(glslang(SRC))
     text = str(module)
     assert text.count("coop.alloc_workgroup") == 2 and text.count("gpu.barrier") == 2
     with pytest.raises(CoopError) as e:

@@ -180,7 +180,7 @@ def run(text: str, p: dict, stages: int | None) -> tuple[list[np.ndarray], objec
     return [c], module
 
 
-@settings(max_examples=scaled(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernels())
 def test_pipelining_preserves_interpreter_results(p):
     text = kernel_text(p)

@@ -131,7 +131,7 @@ def run(text: str, p: dict, stages: int | None):
     return c, module
 
 
-@settings(max_examples=scaled(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernels())
 def test_staging_tensor_loads_preserves_interpreter_results(p):
     text = kernel_text(p)

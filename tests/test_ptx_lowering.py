@@ -246,6 +246,31 @@ def test_ptx_fast_paths_agree_with_irdl() -> None:
     assert all("register_shape" in op.verify_.__qualname__ for op in (ptx.AddOp, ptx.LdOp, ptx.StOp,
                                                                       ptx.MovImmOp, ptx.LdParamOp))
 
+    # PtxOp.verify (for an op that does not end its block: the erased-operand check and verify_
+    # only) rejects exactly what Operation.verify does, in a block's middle and at its end
+    from xdsl.ir import Operation
+    from xdsl.ir.core import ErasedSSAValue
+
+    def rejects(verify, op) -> bool:
+        try:
+            verify(op)
+        except (VerifyException, ValueError):
+            return True
+        return False
+
+    def erased(op):
+        op.operands = [ErasedSSAValue(v.type, v) for v in op.operands]
+
+    ops = [op for make, props in cases for op in variants(make, props)]
+    ops += [edited(cases[0][0], erased), edited(cases[4][0], erased)]
+    for last in (False, True):
+        for op in ops:
+            if op.parent is not None:
+                op.detach()
+            Region(Block([op] if last else [op, ptx.RetOp()]))
+            assert rejects(op.verify, op) == rejects(Operation.verify, op), (op.name, last)
+    assert sum(rejects(op.verify, op) for op in ops) == len(ops) - 6
+
     # LdParamOp's own verifier (the register class of its parameter type) still runs
     bad = ptx.LdParamOp.create(result_types=[ptx.B32], properties={"param": StringAttr("p")})
     with pytest.raises(VerifyException, match="ld.param.u64 needs a .b64 register"):

@@ -22,6 +22,7 @@ from coopdialect.kernels.gemm_tiles import gemm_wg_ir, sparse_gemm_wg_ir, workgr
 from coopdialect.ptx.printer import emit_ptx
 from cli import run_coop_opt
 from validators import ptxas as find_ptxas
+from validators import run_once
 
 
 def lower(ir: str, stages: int, extra: str = ""):
@@ -31,13 +32,17 @@ def lower(ir: str, stages: int, extra: str = ""):
 
 
 def _ptxas(tmp_path: Path, text: str) -> str:
-    """`ptxas -arch=sm_90a -v` on `text`: it must assemble without spilling; returns its report."""
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
-                       capture_output=True, text=True)
-    out = r.stdout + r.stderr
-    assert r.returncode == 0 and "0 bytes spill stores, 0 bytes spill loads" in out, out
+    """`ptxas -arch=sm_90a -v` on `text`: it must assemble without spilling; returns its report
+    (run once per PTX text in a run: several tests assemble the same kernel, `run_once`)."""
+    def assemble() -> bytes:
+        p = tmp_path / "k.ptx"
+        p.write_text(text)
+        r = subprocess.run([find_ptxas(), "-arch=sm_90a", "-v", str(p), "-o", str(tmp_path / "k.o")],
+                           capture_output=True, text=True)
+        return f"{r.returncode}\n{r.stdout}{r.stderr}".encode()
+
+    rc, out = run_once("ptxas-v", [text.encode()], assemble).decode().split("\n", 1)
+    assert rc == "0" and "0 bytes spill stores, 0 bytes spill loads" in out, out
     return out
 
 

@@ -6,7 +6,6 @@ instruction."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,24 +16,18 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from coopdialect import api
-from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
+import validators
 from cli import run_coop_opt
-from validators import spirv_tool
+import tool_processes
 from hypothesis_profiles import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
-COOP_RUN = [sys.executable, "-m", "coopdialect.tools.coop_run"]
 
 
-def glslang(src: str, tmp_path: Path) -> bytes:
-    out = tmp_path / (Path(src).stem + ".spv")
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3",
-                        f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}", "-o", str(out), str(ROOT / src)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return out.read_bytes()
+def glslang(src: str) -> bytes:
+    return validators.glslang(src, *validators.grammar_defines())
 
 
 def raised(data: bytes) -> tuple[ModuleOp, str]:
@@ -50,8 +43,8 @@ def ints(rng, n, dtype, lo=-3, hi=4):
     return rng.integers(lo, hi, n).astype(dtype)
 
 
-def test_gemm_with_selection_and_saturating_int8(tmp_path):
-    module, name = raised(glslang("tests/data/raise_gemm_select.comp", tmp_path))
+def test_gemm_with_selection_and_saturating_int8():
+    module, name = raised(glslang("tests/data/raise_gemm_select.comp"))
     rng = np.random.default_rng(5)
     M = N = K = 32
     a, b = ints(rng, M * K, np.float16), ints(rng, K * N, np.float16)
@@ -72,8 +65,8 @@ def test_gemm_with_selection_and_saturating_int8(tmp_path):
         np.testing.assert_array_equal(r[t * 256:(t + 1) * 256].reshape(16, 16), tile)
 
 
-def test_khr_gemm(tmp_path):
-    module, name = raised(glslang("tests/data/coopmat_khr.comp", tmp_path))
+def test_khr_gemm():
+    module, name = raised(glslang("tests/data/coopmat_khr.comp"))
     rng = np.random.default_rng(1)
     a, c = ints(rng, 512, np.float16), np.zeros(256, np.float32)
     api.run_kernel(module, name, [a, c], (1, 1, 1))
@@ -81,8 +74,8 @@ def test_khr_gemm(tmp_path):
     np.testing.assert_array_equal(c.reshape(16, 16), want)
 
 
-def test_khr_gemm_push_constants(tmp_path):
-    module, name = raised(glslang("tests/data/coopmat_khr_f16_f32.comp", tmp_path))
+def test_khr_gemm_push_constants():
+    module, name = raised(glslang("tests/data/coopmat_khr_f16_f32.comp"))
     rng = np.random.default_rng(2)
     M, N, K = 32, 48, 32
     a, b = ints(rng, M * K, np.float16), ints(rng, K * N, np.float16)
@@ -92,8 +85,8 @@ def test_khr_gemm_push_constants(tmp_path):
     np.testing.assert_array_equal(d.reshape(M, N), want)
 
 
-def test_nv_loop_and_conversion(tmp_path):
-    module, name = raised(glslang("tests/data/coopmat_nv.comp", tmp_path))
+def test_nv_loop_and_conversion():
+    module, name = raised(glslang("tests/data/coopmat_nv.comp"))
     rng = np.random.default_rng(3)
     a = ints(rng, 4096, np.float16)
     c, h = np.zeros(256, np.float32), np.zeros(256, np.float16)
@@ -108,8 +101,8 @@ def test_nv_loop_and_conversion(tmp_path):
     np.testing.assert_array_equal(h.reshape(16, 16), acc.astype(np.float16))
 
 
-def test_scalar_shader_with_selection(tmp_path):
-    module, name = raised(glslang("tests/data/trivial.comp", tmp_path))
+def test_scalar_shader_with_selection():
+    module, name = raised(glslang("tests/data/trivial.comp"))
     rng = np.random.default_rng(4)
     n = 128
     a, b, o = ints(rng, n, np.float32), ints(rng, n, np.float32), np.zeros(n, np.float32)
@@ -139,7 +132,7 @@ def test_arm_example_raised_equals_the_example(tmp_path):
 ])
 def test_what_cannot_be_lifted_is_one_line(src, instruction, tmp_path):
     f = tmp_path / "shader.spv"
-    f.write_bytes(glslang(src, tmp_path))
+    f.write_bytes(glslang(src))
     r = run_coop_opt([f, "-p", "raise-spirv-to-coop"])
     assert r.returncode == 1 and r.stdout == ""
     line = r.stderr.strip()
@@ -220,7 +213,7 @@ def test_lower_write_read_raise_preserves_results(trips, ops, then_op, else_op, 
 def test_coop_run_interprets_glslang_output(tmp_path):
     """`coop-run shader.spv`: storage buffers and push constants from --input, D = A·B + C."""
     spv = tmp_path / "gemm.spv"
-    spv.write_bytes(glslang("tests/data/coopmat_khr_f16_f32.comp", tmp_path))
+    spv.write_bytes(glslang("tests/data/coopmat_khr_f16_f32.comp"))
     rng = np.random.default_rng(7)
     M, N, K = 16, 32, 32
     arrays = [ints(rng, M * K, np.float16), ints(rng, K * N, np.float16), ints(rng, M * N, np.float32),
@@ -229,9 +222,9 @@ def test_coop_run_interprets_glslang_output(tmp_path):
     for i, x in enumerate(arrays):
         np.save(tmp_path / f"{i}.npy", x)
         inputs += ["--input", f"{i}={tmp_path / f'{i}.npy'}"]
-    r = subprocess.run([*COOP_RUN, str(spv), "--grid", f"{N // 16},{M // 16},1", *inputs, "--input", f"4={M}",
-                        "--input", f"5={N}", "--input", f"6={K}", "--save", str(tmp_path / "out")],
-                       capture_output=True, text=True)
+    r = tool_processes.run(["coop-run", str(spv), "--grid", f"{N // 16},{M // 16},1", *inputs,
+                            "--input", f"4={M}", "--input", f"5={N}", "--input", f"6={K}",
+                            "--save", str(tmp_path / "out")], text=True)
     assert r.returncode == 0, r.stderr
     want = arrays[0].reshape(M, K).astype(np.float64) @ arrays[1].reshape(K, N).astype(np.float64) \
         + arrays[2].reshape(M, N)
@@ -243,7 +236,7 @@ def test_raised_glslang_shader_retargets_to_ptx(tmp_path):
     from validators import ptxas
 
     spv = tmp_path / "khr.spv"
-    spv.write_bytes(glslang("tests/data/coopmat_khr.comp", tmp_path))
+    spv.write_bytes(glslang("tests/data/coopmat_khr.comp"))
     ptx = tmp_path / "khr.ptx"
     r = run_coop_opt([spv, "-p", "raise-spirv-to-coop,convert-coop-to-ptx", "-t", "ptx", "-o", ptx])
     assert r.returncode == 0, r.stderr

@@ -28,8 +28,8 @@ def _model(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.concatenate([p[1].T, p[0].T]).astype(np.float32)
 
 
-def test_subgroups_exchange_products_through_shared_memory(tmp_path):
-    module, name = raised(glslang(SRC, tmp_path))
+def test_subgroups_exchange_products_through_shared_memory():
+    module, name = raised(glslang(SRC))
     text = str(module)
     assert "coop.alloc_workgroup : memref<512xf32, #coop.storage_class<Workgroup>>" in text
     assert text.count("gpu.barrier") == 1
@@ -42,7 +42,7 @@ def test_subgroups_exchange_products_through_shared_memory(tmp_path):
 
 
 def test_the_raised_exchange_lowers_through_both_backends(tmp_path):
-    module, _ = raised(glslang(SRC, tmp_path))
+    module, _ = raised(glslang(SRC))
     spirv_val(api.compile_to_spirv(module.clone()), tmp_path, "exchange.spv")
     ptx = module.clone()
     api.run_pipeline(ptx, "convert-coop-to-ptx")
@@ -57,7 +57,7 @@ def test_a_subgroup_barrier_is_refused_in_one_line(tmp_path):
     src = tmp_path / "subgroup_barrier.comp"
     src.write_text((ROOT / SRC).read_text().replace("    barrier();", "    subgroupBarrier();"))
     f = tmp_path / "shader.spv"
-    f.write_bytes(glslang(str(src), tmp_path))
+    f.write_bytes(glslang(str(src)))
     r = run_coop_opt([str(f), "-p", "raise-spirv-to-coop"])
     line = r.stderr.strip()
     assert r.returncode == 1 and "\n" not in line and line.startswith(f"{f}:0:"), line

@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,21 +20,18 @@ from coopdialect.spirv.grammar_tables import ENUMS
 from coopdialect.spirv.reader import deserialize
 from coopdialect.spirv.writer import serialize
 from cli import run_coop_opt
+import tool_processes
+import validators
 from validators import spirv_dis, spirv_tool, spirv_val
 
 ROOT = Path(__file__).resolve().parent.parent
 # the console scripts, through the interpreter running the tests (.venv/bin need not be on PATH)
-COOP_OPT = [sys.executable, "-m", "coopdialect.tools.coop_opt"]
 # grammar values the GLSL sources take from glslang's command line (no number typed by hand)
 DEFINES = [f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}"]
 
 
-def glslang(src: str, tmp_path: Path) -> bytes:
-    out = tmp_path / (Path(src).stem + ".spv")
-    r = subprocess.run([spirv_tool("glslangValidator"), "-V", "--target-env", "vulkan1.3", *DEFINES, "-o", str(out),
-                        str(ROOT / src)], capture_output=True, text=True)
-    assert r.returncode == 0, f"glslangValidator failed on {src}:\n{r.stdout}{r.stderr}"
-    return out.read_bytes()
+def glslang(src: str) -> bytes:
+    return validators.glslang(src, *DEFINES)
 
 
 def dis(data: bytes, tmp_path: Path) -> str:
@@ -76,7 +72,7 @@ def coop_type(text: str, elem: str, rows: int, cols: int, use: int) -> str:
 
 
 def test_entry_point_name_and_function_name_are_both_kept(tmp_path):
-    text = dis(glslang("tests/data/trivial.comp", tmp_path), tmp_path)
+    text = dis(glslang("tests/data/trivial.comp"), tmp_path)
     renamed = asm(sub(text, r'OpName %main "main"', 'OpName %main "entry"'), tmp_path)
     out = dis(serialize(deserialize(renamed)), tmp_path)
     assert re.search(r'OpEntryPoint GLCompute %entry "main"', out), out
@@ -87,10 +83,10 @@ def test_entry_point_name_and_function_name_are_both_kept(tmp_path):
 
 
 def test_execution_mode_id_and_spec_constant_op_round_trip(tmp_path):
-    khr = dis(serialize(deserialize(glslang("tests/data/coopmat_khr_int.comp", tmp_path))), tmp_path)
+    khr = dis(serialize(deserialize(glslang("tests/data/coopmat_khr_int.comp"))), tmp_path)
     assert re.search(r"OpExecutionModeId %main LocalSizeId %\S+ %uint_1 %uint_1", khr), khr
     assert "OpSpecConstantComposite" in khr
-    nv = dis(serialize(deserialize(glslang("tests/data/coopmat_nv_length.comp", tmp_path))), tmp_path)
+    nv = dis(serialize(deserialize(glslang("tests/data/coopmat_nv_length.comp"))), tmp_path)
     assert re.search(r"OpSpecConstantOp %uint CooperativeMatrixLengthNV %\S+", nv), nv
     assert re.search(r"OpSpecConstantOp %int IAdd ", nv), nv
 
@@ -98,7 +94,7 @@ def test_execution_mode_id_and_spec_constant_op_round_trip(tmp_path):
 def test_nv_matrices_with_the_glsl450_memory_model(tmp_path):
     """SPV_NV_cooperative_matrix does not need the Vulkan memory model: a GLSL450 module is read
     and written back valid (the requirement belongs to SPV_KHR_cooperative_matrix)."""
-    text = dis(glslang("tests/data/coopmat_nv.comp", tmp_path), tmp_path)
+    text = dis(glslang("tests/data/coopmat_nv.comp"), tmp_path)
     text = sub(text, r"OpMemoryModel Logical Vulkan", "OpMemoryModel Logical GLSL450")
     text = sub(text, r"^\s*OpCapability VulkanMemoryModel\n", "")
     data = asm(text, tmp_path)
@@ -181,7 +177,7 @@ def _source(src: str, tmp_path: Path) -> bytes:
         r = run_coop_opt([ROOT / src, "-p", "convert-coop-to-spirv", "-t", "spirv", "-o", out])
         assert r.returncode == 0, r.stderr
         return out.read_bytes()
-    return glslang(src, tmp_path)
+    return glslang(src)
 
 
 @pytest.mark.parametrize("name", sorted(NEGATIVE))
@@ -200,16 +196,16 @@ def test_negative_binary_is_refused_with_its_rule(name, tmp_path):
 
 
 def test_coop_opt_reads_spv(tmp_path):
-    data = glslang("tests/data/coopmat2_tensor_ops.comp", tmp_path)
+    data = glslang("tests/data/coopmat2_tensor_ops.comp")
     f = tmp_path / "shader.spv"
     f.write_bytes(data)
-    r = subprocess.run([*COOP_OPT, str(f), "-t", "spirv", "-o", str(tmp_path / "out.spv")], capture_output=True)
+    r = tool_processes.run(["coop-opt", f, "-t", "spirv", "-o", tmp_path / "out.spv"])
     assert r.returncode == 0, r.stderr
     spirv_val((tmp_path / "out.spv").read_bytes(), tmp_path)
-    r = subprocess.run([*COOP_OPT, "-f", "spirv"], input=data, capture_output=True)
+    r = tool_processes.run(["coop-opt", "-f", "spirv"], input=data)
     assert r.returncode == 0 and b"spirv.NV.CooperativeMatrixReduce" in r.stdout
     (tmp_path / "bad.spv").write_bytes(data[:-6])
-    r = subprocess.run([*COOP_OPT, str(tmp_path / "bad.spv")], capture_output=True, text=True)
+    r = tool_processes.run(["coop-opt", tmp_path / "bad.spv"], text=True)
     assert r.returncode == 1 and r.stdout == ""
     assert re.fullmatch(rf"{re.escape(str(tmp_path / 'bad.spv'))}:0:\d+: error: binary length \d+ bytes is not a "
                         r"multiple of 4\n", r.stderr), r.stderr
@@ -251,7 +247,7 @@ def fuzz(tmp_path: Path, per_source: int, seed: int = 14) -> dict[str, int]:
     rng = random.Random(seed)
     counts = {"mutants": 0, "refused": 0, "read_and_valid": 0}
     for src in FUZZ_SOURCES:
-        for m in mutants(glslang(src, tmp_path), rng, per_source):
+        for m in mutants(glslang(src), rng, per_source):
             counts["mutants"] += 1
             try:
                 module = deserialize(m)

@@ -1,16 +1,22 @@
-"""The external validators the suite runs (spirv-val, spirv-dis, ptxas): found, or a test failure.
+"""The external tools the suite runs (spirv-val, spirv-dis, ptxas, glslang): found, or a test failure.
 
 A missing validator never skips a test: CI must install it (tools/test.sh does).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL_CACHE = "COOP_TEST_TOOL_CACHE"
+"""The environment variable naming this run's folder of tool outputs (tests/conftest.py)."""
 
 
 def spirv_tool(name: str) -> str:
@@ -52,3 +58,52 @@ def ptxas() -> str:
     if found is None:
         pytest.fail("ptxas not found on PATH or at /usr/local/bin/ptxas (CUDA's PTX assembler is required)")
     return found
+
+
+def run_once(kind: str, key: list[bytes], produce):
+    """`produce()` (bytes), or what it gave for the same `key` earlier in this run: a tool's
+    output is a function of its inputs and options, and several tests feed some tools the same
+    input. Kept in the run's $COOP_TEST_TOOL_CACHE folder (tests/conftest.py), which the
+    pytest-xdist workers share; written whole, then renamed, so a worker reads all of it or none."""
+    cache = os.environ.get(TOOL_CACHE)
+    if not cache:
+        return produce()
+    digest = hashlib.sha256(b"\0".join(key)).hexdigest()
+    kept = Path(cache) / f"{kind}-{digest}"
+    if kept.is_file():
+        return kept.read_bytes()
+    data = produce()
+    part = kept.with_suffix(f".{os.getpid()}.part")
+    part.write_bytes(data)
+    os.replace(part, kept)
+    return data
+
+
+def glslang(source: str | os.PathLike, *defines: str) -> bytes:
+    """The SPIR-V binary of `glslangValidator -V --target-env vulkan1.3 DEFINES SOURCE` (a path,
+    relative ones from the repository root); a compile error fails the test with glslang's
+    output. glslang's binary is a function of the source text and the options (it does not
+    record the file's folder), and a compile takes ~0.2 s of CPU, most of it glslang setting up
+    its built-in symbols: one run of the suite compiles each (file name, text, options) once, the
+    pytest-xdist workers sharing the binaries (`run_once`)."""
+    path = ROOT / source
+    options = ["-V", "--target-env", "vulkan1.3", *defines]
+
+    def compile_() -> bytes:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "out.spv"
+            r = subprocess.run([spirv_tool("glslangValidator"), *options, "-o", str(out), str(path)],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, f"glslangValidator failed on {source}:\n{r.stdout}{r.stderr}"
+            return out.read_bytes()
+
+    return run_once("glslang", [path.name.encode(), path.read_bytes(), *map(str.encode, options)],
+                    compile_)
+
+
+def grammar_defines() -> list[str]:
+    """The `-D` options the shaders of tests/data take from the SPIR-V grammar rather than from a
+    number typed by hand: SCOPE_SUBGROUP, the Scope enumerant Subgroup."""
+    from coopdialect.spirv.grammar_tables import ENUMS
+
+    return [f"-DSCOPE_SUBGROUP={ENUMS['Scope']['Subgroup'][0]}"]

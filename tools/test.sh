@@ -36,6 +36,10 @@ rm -f "$log"
 # the tests) would otherwise compile coopdialect's sources and pytest would rewrite the test
 # modules' asserts again in every worker, where PYTHONDONTWRITEBYTECODE is set in the environment.
 unset PYTHONDONTWRITEBYTECODE
+# One OpenBLAS thread per process: the run already keeps every CPU busy (a pytest-xdist worker
+# each, lit's workers beside them), and OpenBLAS's helper threads (numpy's matmul in the
+# interpreter) would spin on CPUs another process is using.
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
 bin=$(bash tools/install_spirv_tools.sh)
 export PATH="$bin:$PATH"

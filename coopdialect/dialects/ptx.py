@@ -13,6 +13,7 @@ Generic syntax only: this dialect is an output format, printed as PTX by
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import (UNKNOWN_LOC, AffineMapAttr, ArrayAttr, Dictio
                                    StringAttr, UnitAttr)
 from xdsl.ir import (Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region, SSAValue,
                      TypeAttribute)
+from xdsl.ir.core import ErasedSSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -61,6 +63,25 @@ class RegType(ParametrizedAttribute, TypeAttribute):
 
 
 PRED, B16, B32, B64, F32, F64 = (RegType(k) for k in REG_KINDS)
+_REG_TYPES = dict(zip(REG_KINDS, (PRED, B16, B32, B64, F32, F64)))
+
+
+def reg_type(kind: str) -> RegType:
+    """`RegType(kind)`, the one instance per register class (a lowering asks for it per
+    instruction; attributes are immutable values, so every op may share it)."""
+    return _REG_TYPES.get(kind) or RegType(kind)
+
+
+@functools.lru_cache(maxsize=4096)
+def _string(text: str) -> StringAttr:
+    """`StringAttr(text)`, shared by the ops with the same modifiers or literal."""
+    return StringAttr(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _int(value: int) -> IntAttr:
+    """`IntAttr(value)`, shared likewise (offsets, counts)."""
+    return IntAttr(value)
 
 
 def reg_kind(value: SSAValue) -> str:
@@ -90,6 +111,20 @@ class PtxOp(IRDLOperation):
                 return
         super().__init__(operands=operands, result_types=result_types, properties=properties,
                          attributes=attributes, successors=successors, regions=regions)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """`Operation.verify`: for an op with no region or successor that does not end its block
+        (nearly every instruction) that is its erased-operand check and `verify_`, done here
+        directly; the others take `Operation.verify`'s terminator and successor checks."""
+        if self.regions or self._successors or self._next_op is None:
+            return super().verify(verify_nested_ops)
+        for operand in self._operands:
+            if isinstance(operand, ErasedSSAValue):
+                raise ValueError("Erased SSA value is used by the operation")
+        try:
+            self.verify_()
+        except VerifyException as err:
+            self.emit_error(f"Operation does not verify: {err}", err)
 
 
 def _flatten(entries, variadic: tuple[bool, ...], kind: type) -> list | None:
@@ -246,10 +281,10 @@ class PtxInst(PtxOp):
             # what IRDL's builder makes of one variadic operand and one variadic result, without
             # its generic argument matching (a lowering builds thousands of these)
             Operation.__init__(self, operands=args, result_types=list(out_types),
-                               properties={"mods": StringAttr(mods)}, location=UNKNOWN_LOC)
+                               properties={"mods": _string(mods)}, location=UNKNOWN_LOC)
         else:  # an Operation stands for its result: IRDL's builder resolves it
             super().__init__(operands=[args], result_types=[list(out_types)],
-                             properties={"mods": StringAttr(mods)})
+                             properties={"mods": _string(mods)})
 
 
 def _inst(cls_name: str, opcode: str, doc: str, version: tuple[int, int] = (6, 0)):
@@ -297,7 +332,7 @@ class PrmtIntoOp(PtxOp):
 
     def __init__(self, mods: str, args: Sequence[SSAValue], into: SSAValue):
         super().__init__(operands=[list(args), into], result_types=[into.type],
-                         properties={"mods": StringAttr(mods)})
+                         properties={"mods": _string(mods)})
 
 
 @irdl_op_definition
@@ -311,7 +346,7 @@ class MovImmOp(PtxOp):
 
     def __init__(self, mods: str, imm: str, out_type: RegType):
         super().__init__(result_types=[out_type],
-                         properties={"mods": StringAttr(mods), "imm": StringAttr(imm)})
+                         properties={"mods": _string(mods), "imm": _string(imm)})
 
 
 @irdl_op_definition
@@ -325,7 +360,7 @@ class MovSpecialOp(PtxOp):
 
     def __init__(self, mods: str, source: str, out_type: RegType):
         super().__init__(result_types=[out_type],
-                         properties={"mods": StringAttr(mods), "source": StringAttr(source)})
+                         properties={"mods": _string(mods), "source": _string(source)})
 
 
 @irdl_op_definition
@@ -339,7 +374,7 @@ class PackOp(PtxOp):
 
     def __init__(self, mods: str, args: Sequence[SSAValue], out_type: RegType):
         super().__init__(operands=[list(args)], result_types=[out_type],
-                         properties={"mods": StringAttr(mods)})
+                         properties={"mods": _string(mods)})
 
 
 @irdl_op_definition
@@ -353,7 +388,7 @@ class UnpackOp(PtxOp):
 
     def __init__(self, mods: str, arg: SSAValue, out_types: Sequence[RegType]):
         super().__init__(operands=[arg], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods)})
+                         properties={"mods": _string(mods)})
 
 
 @irdl_op_definition
@@ -397,7 +432,7 @@ class LdOp(PtxOp):
 
     def __init__(self, mods: str, addr: SSAValue, offset: int, out_types: Sequence[RegType]):
         super().__init__(operands=[addr], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods), "offset": IntAttr(offset)})
+                         properties={"mods": _string(mods), "offset": _int(offset)})
 
 
 @irdl_op_definition
@@ -412,7 +447,7 @@ class StOp(PtxOp):
 
     def __init__(self, mods: str, addr: SSAValue, offset: int, values: Sequence[SSAValue]):
         super().__init__(operands=[addr, list(values)],
-                         properties={"mods": StringAttr(mods), "offset": IntAttr(offset)})
+                         properties={"mods": _string(mods), "offset": _int(offset)})
 
 
 @irdl_op_definition
@@ -444,7 +479,7 @@ class MmaSyncOp(PtxOp):
     def __init__(self, mods: str, a: Sequence[SSAValue], b: Sequence[SSAValue],
                  c: Sequence[SSAValue], out_types: Sequence[RegType]):
         super().__init__(operands=[[*a, *b, *c]], result_types=[list(out_types)],
-                         properties={"mods": StringAttr(mods), "a_count": IntAttr(len(a)),
+                         properties={"mods": _string(mods), "a_count": IntAttr(len(a)),
                                      "b_count": IntAttr(len(b))})
 
     def groups(self) -> tuple[Sequence[SSAValue], Sequence[SSAValue], Sequence[SSAValue]]:
@@ -503,7 +538,7 @@ class WgmmaMmaAsyncOp(PtxOp):
         if imms is None:
             imms = "1, 1, 1, 0, 0" if len(a) == 1 else "1, 1, 1, 0"
         super().__init__(operands=[[*a, desc_b, *acc]], result_types=[[v.type for v in acc]],
-                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms),
+                         properties={"mods": _string(mods), "imms": _string(imms),
                                      "a_count": IntAttr(len(a))})
 
     def verify_(self) -> None:
@@ -621,7 +656,7 @@ class WgmmaMmaAsyncSpOp(IRDLOperation):
     def __init__(self, mods: str, a: Sequence[SSAValue], desc_b: SSAValue, meta: SSAValue,
                  sp_sel: int, acc: Sequence[SSAValue], imms: str):
         super().__init__(operands=[[*a, desc_b, meta, *acc]], result_types=[[v.type for v in acc]],
-                         properties={"mods": StringAttr(mods), "imms": StringAttr(imms),
+                         properties={"mods": _string(mods), "imms": _string(imms),
                                      "sp_sel": IntAttr(sp_sel), "a_count": IntAttr(len(a))})
 
     @property
@@ -664,7 +699,7 @@ class MbarrierInitOp(PtxOp):
     count = prop_def(IntAttr)
 
     def __init__(self, addr: SSAValue, offset: int, count: int):
-        super().__init__(operands=[addr], properties={"offset": IntAttr(offset), "count": IntAttr(count)})
+        super().__init__(operands=[addr], properties={"offset": _int(offset), "count": IntAttr(count)})
 
 
 @irdl_op_definition
@@ -773,7 +808,7 @@ class CpAsyncOp(PtxOp):
     def __init__(self, dst: SSAValue, src: SSAValue, size: int, src_size: SSAValue | None = None,
                  offset: int = 0, src_offset: int = 0):
         super().__init__(operands=[dst, src, [src_size] if src_size is not None else []],
-                         properties={"size": IntAttr(size), "offset": IntAttr(offset),
+                         properties={"size": IntAttr(size), "offset": _int(offset),
                                      "src_offset": IntAttr(src_offset)})
 
     def verify_(self) -> None:
@@ -948,17 +983,33 @@ def _register_shape_verifier(cls: type[IRDLOperation]) -> Callable[[Operation], 
     cls._register_shape = (tuple(type(d) is VarOperandDef for _, d in op_def.operands),
                            tuple(type(d) is VarResultDef for _, d in op_def.results))
 
+    def fits(op: Operation) -> bool:
+        # plain loops: this runs for every instruction a lowering builds
+        ops, res = op._operands, op.results  # noqa: SLF001 - the tuple `operands` views
+        if not (len(ops) >= n_operands if var_operands else len(ops) == n_operands):
+            return False
+        if not (len(res) >= n_results if var_results else len(res) == n_results):
+            return False
+        if op.regions or op._successors:  # noqa: SLF001
+            return False
+        for v in ops:
+            if type(v.type) is not RegType:
+                return False
+        for r in res:
+            if type(r.type) is not RegType:
+                return False
+        props = op.properties
+        for k in required:
+            if k not in props:
+                return False
+        for k, v in props.items():
+            kind = kinds.get(k)
+            if kind is None or not isinstance(v, kind):
+                return False
+        return True
+
     def verify_(op: Operation) -> None:
-        props, ops, res = op.properties, op.operands, op.results
-        if ((len(ops) >= n_operands if var_operands else len(ops) == n_operands)
-                and (len(res) >= n_results if var_results else len(res) == n_results)
-                and not op.regions and not op.successors
-                and all(isinstance(v.type, RegType) for v in ops)
-                and all(isinstance(r.type, RegType) for r in res)
-                and required.issubset(props)
-                and all(k in kinds and isinstance(v, kinds[k]) for k, v in props.items())):
-            pass
-        else:
+        if not fits(op):
             op_def.verify(op)
         if custom is not None:
             custom(op)

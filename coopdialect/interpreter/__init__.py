@@ -11,11 +11,16 @@ Modules: `coop` (the coop dialect), `gpu` (ids, barrier), `arith`, `scf`, `memre
 for per-type float rounding, lane vectors, workgroup memory), `coop_async` (the staged form:
 workgroup buffers and asynchronous copies, on the per-workgroup core `async_copies`), `kernel`
 (the runner's entry), `lockstep` (all subgroups of a grid interpreted together, in lock-step),
-`races` (data-race detection), `common` (value model, dtypes, errors).
+`races` (data-race detection), `common` (value model, dtypes, errors), `xdsl_package`
+(xDSL's interpreter modules imported without the rest of their package).
 """
 
-from coopdialect.interpreter.common import InterpreterError, numpy_dtype
-from coopdialect.interpreter.kernel import interpret_file, register_implementations, run_kernel
+from coopdialect.interpreter import xdsl_package
+
+xdsl_package.install()  # xDSL's interpreter modules without the RISC-V and other ones we never run
+
+from coopdialect.interpreter.common import InterpreterError, numpy_dtype  # noqa: E402
+from coopdialect.interpreter.kernel import interpret_file, register_implementations, run_kernel  # noqa: E402
 
 __all__ = ["InterpreterError", "interpret_file", "numpy_dtype", "register_implementations",
            "run_kernel"]

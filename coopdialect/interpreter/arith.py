@@ -61,6 +61,25 @@ def _ints(v: Any, bits: int, signed: bool) -> np.ndarray:
     return np.asarray(f(a, bits), dtype=object)
 
 
+def _wrapped(ufunc, args: tuple, bits: int, vector: bool) -> Any:
+    """`ufunc` (add, subtract, multiply, bitwise and/or/xor) of integer scalars or lanes, wrapped
+    to `bits` (2..64) bits, signed: the value `_int_result` gives for the exact result. These
+    ops' low 64 bits depend only on their operands' low 64 bits, so numpy's int64 arithmetic,
+    which wraps modulo 2**64, holds them; the low `bits` then read signed. None if an operand
+    is not a numpy integer or bool (the exact path takes it)."""
+    xs = []
+    for a in args:
+        x = np.asarray(a)
+        if x.dtype.kind not in "iub":
+            return None
+        xs.append(x.astype(np.int64).reshape(-1))  # 1-D: int64 arrays wrap without warnings
+    r = ufunc(xs[0], xs[1])
+    if bits < 64:
+        half = np.int64(1 << (bits - 1))
+        r = ((r + half) & np.int64((1 << bits) - 1)) - half
+    return r if vector else int(r[0])
+
+
 def _int_result(r: Any, bits: int, vector: bool) -> Any:
     """Exact ints -> the value of type iN: wrapped, signed; bool for i1; scalar or int64 lanes."""
     r = np.asarray(r, dtype=object)
@@ -120,10 +139,21 @@ class CoopArithFunctions(InterpreterFunctions):
     # ---- helpers ------------------------------------------------------------------------
 
     def _binary_int(self, interpreter: Interpreter, op: Operation, args: PythonValues, f,
-                    signed: bool = True):
+                    signed: bool = True, ufunc=None):
+        """`f` on the exact values (`ufunc`: the numpy int64 op that wraps alike, `_wrapped`)."""
         bits = _width(interpreter, op.results[0].type)
+        vector = any(is_lanes(a) for a in args)
+        if ufunc is not None and 1 < bits:
+            if not vector and all(type(a) is int or isinstance(a, np.integer) for a in args):
+                # two scalars: the exact op on Python ints, then the low `bits` bits, signed
+                # (which is what reading the operands signed or unsigned first would give)
+                return (to_signed_int(f(int(args[0]), int(args[1])), bits),)
+            if bits <= 64:
+                r = _wrapped(ufunc, args, bits, vector)
+                if r is not None:
+                    return (r,)
         x, y = (_ints(a, bits, signed) for a in args)
-        return (_int_result(f(x, y), bits, any(is_lanes(a) for a in args)),)
+        return (_int_result(f(x, y), bits, vector),)
 
     def _binary_float(self, op: Operation, args: PythonValues, f):
         dt = _float_dtype(op, op.results[0].type)
@@ -150,27 +180,30 @@ class CoopArithFunctions(InterpreterFunctions):
 
     @impl(arith.AddiOp)
     def run_addi(self, interpreter, op, args):
-        return self._binary_int(interpreter, op, args, lambda x, y: x + y)
+        return self._binary_int(interpreter, op, args, lambda x, y: x + y, ufunc=np.add)
 
     @impl(arith.SubiOp)
     def run_subi(self, interpreter, op, args):
-        return self._binary_int(interpreter, op, args, lambda x, y: x - y)
+        return self._binary_int(interpreter, op, args, lambda x, y: x - y, ufunc=np.subtract)
 
     @impl(arith.MuliOp)
     def run_muli(self, interpreter, op, args):
-        return self._binary_int(interpreter, op, args, lambda x, y: x * y)
+        return self._binary_int(interpreter, op, args, lambda x, y: x * y, ufunc=np.multiply)
 
     @impl(arith.AndIOp)
     def run_andi(self, interpreter, op, args):
-        return self._binary_int(interpreter, op, args, lambda x, y: x & y, signed=False)
+        return self._binary_int(interpreter, op, args, lambda x, y: x & y, signed=False,
+                                ufunc=np.bitwise_and)
 
     @impl(arith.OrIOp)
     def run_ori(self, interpreter, op, args):
-        return self._binary_int(interpreter, op, args, lambda x, y: x | y, signed=False)
+        return self._binary_int(interpreter, op, args, lambda x, y: x | y, signed=False,
+                                ufunc=np.bitwise_or)
 
     @impl(arith.XOrIOp)
     def run_xori(self, interpreter, op, args):
-        return self._binary_int(interpreter, op, args, lambda x, y: x ^ y, signed=False)
+        return self._binary_int(interpreter, op, args, lambda x, y: x ^ y, signed=False,
+                                ufunc=np.bitwise_xor)
 
     @impl(arith.MinSIOp)
     def run_minsi(self, interpreter, op, args):

@@ -179,7 +179,7 @@ def load_box(lw: KernelLowering, buf: Buf, layout: LayoutV, t, positions: list,
                 addr = lw.inst(ptx.AddOp, ".s64", [addr, lw.imm("b64", str(off))], "b64")
             addr, off = lw.inst(ptx.SelpOp, ".b64", [addr, buf.base, ok], "b64"), 0
         v = lw.emit(ptx.LdOp(f".{buf.space}.{ld_suffix(t.element_type)}", addr, off,
-                             [ptx.RegType(kind)])).outs[0]
+                             [ptx.reg_type(kind)])).outs[0]
         if ok is not True:
             v = lw.inst(ptx.SelpOp, f".{kind}", [v, cv if cv is not None else old, ok], kind)
         loaded[key] = v

@@ -69,7 +69,7 @@ def _load(lw: KernelLowering, op: coop.LoadOp) -> None:
     kind = reg_kind(t.element_type)
     regs = []
     for a, off in addrs:
-        ld = lw.emit(ptx.LdOp(f".{buf.space}.{suffix}", a, off, [ptx.RegType(kind)]))
+        ld = lw.emit(ptx.LdOp(f".{buf.space}.{suffix}", a, off, [ptx.reg_type(kind)]))
         regs.append(ld.outs[0])
     lw.vmap[op.result] = Frag(t, regs)
 
@@ -187,7 +187,7 @@ def _mul_add(lw: KernelLowering, op: coop.MulAddOp) -> None:
                 mods = f".m16n8k{k}.row.col{satf}.{dtype}.{atype}.{btype}.{cur_c}"
                 kinds = ["b32"] * 2 if dtype == "f16" else ["f32" if dtype == "f32" else "b32"] * 4
                 mma = lw.emit(ptx.MmaSyncOp(mods, a_regs, b_regs, acc,
-                                            [ptx.RegType(x) for x in kinds]))
+                                            [ptx.reg_type(x) for x in kinds]))
                 acc, cur_c = list(mma.outs), dtype
             if split_sat:
                 acc = [lw.inst(ptx.AddOp, ".sat.s32", [p, c], "b32") for p, c in zip(acc, cregs)]

@@ -62,7 +62,7 @@ def guarded(lw: KernelLowering, p, compute, fallback: SSAValue) -> SSAValue:
     if p is True:
         return compute()
     kind = ptx.reg_kind(fallback)
-    then, skip, join = lw.new_block(), Block(), Block(arg_types=[ptx.RegType(kind)])
+    then, skip, join = lw.new_block(), Block(), Block(arg_types=[ptx.reg_type(kind)])
     lw.emit(ptx.CbraOp(p, skip, then, negate=True))
     lw.cur = then
     v = compute()

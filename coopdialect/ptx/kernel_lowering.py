@@ -48,12 +48,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.coop_kernel import GRID_ATTR, SCALAR_TYPES, scalar_type_name
-from coopdialect.dialects.ptx import RegType
 from coopdialect.errors import CoopError
 from coopdialect.ptx.launch import arg_descs, grid_desc, scalar_param_desc
-
-# the six register types, shared (attributes are immutable): a lowering asks for thousands
-_REG_TYPES = {k: RegType(k) for k in ptx.REG_KINDS}
 
 STATIC_SHARED_BYTES = 48 * 1024
 """Bytes of `.shared` a kernel may declare statically (CUDA's limit per block); past them the
@@ -274,7 +270,7 @@ class KernelLowering:
     def inst(self, cls: type[ptx.PtxInst], mods: str, args: list[SSAValue], kind: str,
              pro: bool = False) -> SSAValue:
         """Emit `cls` with one result of register class `kind` (in the prologue if `pro`)."""
-        op = cls(mods, args, [_REG_TYPES.get(kind) or RegType(kind)])
+        op = cls(mods, args, [ptx.reg_type(kind)])
         (self.prologue.append(op) if pro else self.emit(op))
         return op.outs[0]
 
@@ -287,7 +283,7 @@ class KernelLowering:
         if key not in self.consts:
             mods = {"pred": ".pred", "b16": ".b16", "b32": ".b32", "b64": ".b64",
                     "f32": ".f32", "f64": ".f64"}[kind]
-            op = ptx.MovImmOp(mods, literal, RegType(kind))
+            op = ptx.MovImmOp(mods, literal, ptx.reg_type(kind))
             self.prologue.append(op)
             self.consts[key] = op.out
         return self.consts[key]
@@ -420,7 +416,7 @@ class KernelLowering:
     # -- structure ---------------------------------------------------------------------------
 
     def new_block(self, arg_kinds: list[str] = ()) -> Block:
-        b = Block(arg_types=[RegType(k) for k in arg_kinds])
+        b = Block(arg_types=[ptx.reg_type(k) for k in arg_kinds])
         self.blocks.append(b)
         return b
 

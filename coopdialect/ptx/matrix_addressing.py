@@ -155,7 +155,7 @@ def load_values(lw: KernelLowering, buf: Buf, et, addrs: list[Address]) -> list[
     for reg, offs in addrs:
         if len(offs) == 1:
             out.append(lw.emit(ptx.LdOp(f".{buf.space}.{mem_suffix(et)}", reg, offs[0],
-                                        [ptx.RegType(kind)])).outs[0])
+                                        [ptx.reg_type(kind)])).outs[0])
             continue
         lo, hi = (lw.emit(ptx.LdOp(f".{buf.space}.b32", reg, o, [ptx.B32])).outs[0] for o in offs)
         v = lw.emit(ptx.PackOp(".b64", [lo, hi], ptx.B64)).out

@@ -99,7 +99,7 @@ def _memref_load(lw: KernelLowering, op: memref.LoadOp) -> None:
     buf = lw.vmap[op.memref]
     t = op.res.type
     a, off = _memref_address(lw, op, buf, op.indices)
-    v = lw.emit(ptx.LdOp(f".{buf.space}.{_ld_type(t)}", a, off, [ptx.RegType(reg_kind(t))]))
+    v = lw.emit(ptx.LdOp(f".{buf.space}.{_ld_type(t)}", a, off, [ptx.reg_type(reg_kind(t))]))
     lw.vmap[op.res] = Scalar(t, reg=v.outs[0])
 
 
@@ -496,7 +496,7 @@ def _through_smem(lw: KernelLowering, op, src_t: coop.MatrixType, regs: list[SSA
     out = []
     for idx in dst_pos_linear:
         a, off = _smem_addr(lw, ar, tile, idx, es)
-        out.append(lw.emit(ptx.LdOp(f".shared.{suffix}", a, off, [ptx.RegType(kind)])).outs[0])
+        out.append(lw.emit(ptx.LdOp(f".shared.{suffix}", a, off, [ptx.reg_type(kind)])).outs[0])
     return out
 
 

@@ -81,7 +81,7 @@ def _acc_load(lw: RoleLowering, op: coop.LoadOp) -> None:
         kind = "f32" if isinstance(t.element_type, Float32Type) else "b16" if es == 2 else "b32"
         suffix = "f32" if kind == "f32" else f"b{es * 8}"
         regs.append(lw.emit(ptx.LdOp(f".{buf.space}.{suffix}", base, (r * int(stride.const) + c) * es,
-                                     [ptx.RegType(kind)])).outs[0])
+                                     [ptx.reg_type(kind)])).outs[0])
     lw.vmap[op.result] = Frag(t, regs)
 
 
@@ -130,7 +130,7 @@ def _c_construct(lw: RoleLowering, op: coop.CompositeConstructOp) -> None:
         mods, lit = f".b{bits}", str(int(s.const) & ((1 << bits) - 1))
     else:
         mods, lit = (".f32" if bits == 32 else ".b16"), float_literal(et, float(s.const))
-    ty = ptx.F32 if mods == ".f32" else ptx.RegType(f"b{bits}")
+    ty = ptx.F32 if mods == ".f32" else ptx.reg_type(f"b{bits}")
     # Distinct registers: wgmma reads and writes each accumulator register in place.
     lw.vmap[op.result] = Frag(t, [lw.emit(ptx.MovImmOp(mods, lit, ty)).out
                                   for _ in range(lw.plan.blocks * t.columns // 2)])

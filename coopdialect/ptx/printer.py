@@ -46,7 +46,8 @@ class _Names:
         return f"{PREFIX[kind]}{n}"
 
     def define(self, value: SSAValue) -> None:
-        self.names[value] = self.fresh(ptx.reg_kind(value))
+        kind = value.type.kind.data if type(value.type) is ptx.RegType else ptx.reg_kind(value)
+        self.names[value] = self.fresh(kind)
 
     def __getitem__(self, value: SSAValue) -> str:
         return self.names[value]
@@ -62,11 +63,29 @@ def _addr(base: str, offset: int) -> str:
     return f"[{base}+{offset}]" if offset > 0 else f"[{base}{offset}]"
 
 
+def _plain_text(op: ptx.PtxInst, n: _Names) -> str:
+    # a PtxInst's results are its `outs` and its operands its `args` (one variadic group each):
+    # read directly, not through IRDL's accessors, for the bulk of a kernel's instructions
+    names = n.names
+    regs = [names[v] for v in op.results]
+    regs += [names[v] for v in op._operands]  # noqa: SLF001
+    return f"{op.OPCODE}{op.mods.data} {', '.join(regs)};"
+
+
+_TEXT: dict[type, object] = {}
+"""Op class -> `_plain_text` for the PtxInst classes, `_inst_text_of` for the others."""
+
+
 def _inst_text(op: Operation, n: _Names) -> str:
     """One instruction's text, without indentation."""
-    if isinstance(op, ptx.PtxInst):
-        regs = [n[v] for v in (*op.outs, *op.args)]
-        return f"{op.OPCODE}{op.mods.data} {', '.join(regs)};"
+    fn = _TEXT.get(type(op))
+    if fn is None:
+        fn = _TEXT[type(op)] = _plain_text if isinstance(op, ptx.PtxInst) else _inst_text_of
+    return fn(op, n)
+
+
+def _inst_text_of(op: Operation, n: _Names) -> str:
+    """`_inst_text` of an op that is not a PtxInst."""
     if isinstance(op, ptx.PrmtIntoOp):
         return f"prmt{op.mods.data} {', '.join(n[v] for v in (op.out, *op.args))};"
     if isinstance(op, ptx.MovImmOp):
@@ -155,17 +174,25 @@ def _inst_text(op: Operation, n: _Names) -> str:
     raise DiagnosticException(f"ptx printer: cannot print '{op.name}'")
 
 
+_CONTROL = (ptx.SharedDeclOp, ptx.BraOp, ptx.CbraOp, ptx.RetOp)
+"""The ops `_KernelPrinter.print` writes itself (declarations, branches, ret); _inst_text the rest."""
+
+
 class _KernelPrinter:
     def __init__(self, kernel: ptx.KernelOp):
         self.kernel = kernel
         self.names = _Names()
         self.blocks = list(kernel.body.blocks)
         self.labels = {b: f"$L__{kernel.sym_name.data}_{i}" for i, b in enumerate(self.blocks)}
+        in_place_of: dict[type, ptx.InPlaceResults | None] = {}  # traits are per class
         for block in self.blocks:
             for arg in block.args:
                 self.names.define(arg)
             for op in block.ops:
-                in_place = op.get_trait(ptx.InPlaceResults)
+                cls = type(op)
+                if cls not in in_place_of:
+                    in_place_of[cls] = op.get_trait(ptx.InPlaceResults)
+                in_place = in_place_of[cls]
                 if in_place is not None:  # e.g. a wgmma accumulator: read and written
                     for res, src in in_place.pairs(op):
                         self.names.names[res] = self.names[src]
@@ -195,7 +222,9 @@ class _KernelPrinter:
             if i > 0:
                 body.append(f"{self.labels[block]}:")
             for op in block.ops:
-                if isinstance(op, ptx.SharedDeclOp):
+                if type(op) not in _CONTROL:  # the bulk: one instruction line
+                    body.append("\t" + _inst_text(op, self.names))
+                elif isinstance(op, ptx.SharedDeclOp):
                     shared.append(f"\t.shared .align {op.align.data} .b8 {op.sym_name.data}"
                                   f"[{op.size.data}];")
                 elif isinstance(op, ptx.BraOp):
@@ -210,7 +239,7 @@ class _KernelPrinter:
                 elif isinstance(op, ptx.RetOp):
                     body.append("\tret;")
                 else:
-                    body.append("\t" + _inst_text(op, self.names))
+                    raise AssertionError(op.name)
         k = self.kernel
         params = ",\n".join(f"\t.param .align 64 .b8 {p.data}[128]"
                             if k.param_type(p.data) == "tensormap"

@@ -229,7 +229,7 @@ def _stage(lw: KernelLowering, op, p: Pending, mn_is_row: bool, kmajor: bool,
                                                       lw.idx_const(dmaj))))
                 imm = dmi * es
             v = lw.emit(ptx.LdOp(f".{p.buf.space}.{_ld_suffix(t.element_type)}", a, imm,
-                                 [ptx.RegType(kind)])).outs[0]
+                                 [ptx.reg_type(kind)])).outs[0]
             st = {1: "b8", 2: "b16", 4: "b32"}[es]
             lw.emit(ptx.StOp(f".shared.{st}", saddr, e * es, [v]))
     return Staged(smem, lbo, sbo, step_bytes)
@@ -327,7 +327,7 @@ def _a_registers(lw: KernelLowering, p: Pending, fam: sm.Family, steps: int) -> 
             pos = [(dr, dc + e) for e in range(per)]
             addrs = _gather_addresses(lw, p, row_l, col_l, pos)
             vals = [lw.emit(ptx.LdOp(f".{p.buf.space}.{_ld_suffix(p.ty.element_type)}", a, off,
-                                     [ptx.RegType(_reg_kind_of(p.ty.element_type))])).outs[0]
+                                     [ptx.reg_type(_reg_kind_of(p.ty.element_type))])).outs[0]
                     for a, off in addrs]
             regs.append(vals[0] if per == 1 else pack16(lw, *vals) if per == 2 else pack8(lw, vals))
         out.append(regs)

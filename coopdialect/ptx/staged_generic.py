@@ -78,7 +78,7 @@ def _copy(lw: KernelLowering, op: AsyncCopyOp) -> None:
     else:
         kind = "b16" if es == 2 else "b32" if es == 1 else "b64"
         mod = {1: "u8", 2: "b16", 8: "b64"}[es]
-        v = lw.emit(ptx.LdOp(f".global.{mod}", s_addr, 0, [ptx.RegType(kind)])).outs[0]
+        v = lw.emit(ptx.LdOp(f".global.{mod}", s_addr, 0, [ptx.reg_type(kind)])).outs[0]
         lw.emit(ptx.StOp(f".shared.{'b8' if es == 1 else mod}", d_addr, 0, [v]))
     nxt = io("add", e, lw.idx_const(n))
     lw.emit(ptx.BraOp(head, [lw.reg(nxt)]))

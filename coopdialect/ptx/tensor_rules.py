@@ -415,7 +415,7 @@ def load_elements(lw: KernelLowering, op, buf: Buf, lay: LayoutV, view: ViewV | 
                 a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
             a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, sel], "b64"), 0
         v = lw.emit(ptx.LdOp(f".{buf.space}.{ld_suffix(buf.ty.element_type)}", a, off,
-                             [ptx.RegType(kind)])).outs[0]
+                             [ptx.reg_type(kind)])).outs[0]
         if sel is not True:
             v = lw.inst(ptx.SelpOp, f".{kind}", [v, fallback, sel], kind)
         out.append(v)

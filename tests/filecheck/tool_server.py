@@ -1,5 +1,6 @@
-"""lit's `coop-opt` and `filecheck`: the real command-line tools, started by forking a process
-that has imported them.
+"""lit's `coop-opt` and `filecheck` (and the pytest tests' `coop-opt`, `coop-run` and
+`coop-layout`, tests/tool_processes.py): the real command-line tools, started by forking a
+process that has imported them.
 
 A `coop-opt` process spends about a second importing xDSL, numpy and coopdialect before it reads
 its input, several times what a FileCheck test's own work takes, and a `filecheck` process a
@@ -13,8 +14,9 @@ exception), or what the `filecheck` console script runs (`filecheck.main.main()`
 file descriptors and sends back its exit status, which the client exits with. Each test thus
 runs the command line's own code in a fresh process (a fork), never one shared with another test.
 
-    python tool_server.py serve SOCKET              # until its parent (lit) exits
-    python -S tool_server.py SOCKET TOOL ARGS       # one run of TOOL (coop-opt, filecheck)
+    python tool_server.py serve SOCKET [TOOL...]    # until its parent (lit) exits; TOOLs to
+                                                    # import first (default coop-opt filecheck)
+    python -S tool_server.py SOCKET TOOL ARGS       # one run of TOOL (one of TOOLS)
 """
 
 from __future__ import annotations
@@ -44,20 +46,40 @@ def _recv_msg(sock: socket.socket) -> bytes:
     return _recv_exact(sock, n)
 
 
-TOOLS = ("coop-opt", "filecheck")
+MODULES = {"coop-opt": "coopdialect.tools.coop_opt", "coop-run": "coopdialect.tools.coop_run",
+           "coop-layout": "coopdialect.tools.coop_layout"}
+"""The console scripts the server runs, by the module `python -m` runs for each."""
+TOOLS = (*MODULES, "filecheck")
 
 
-def client(path: str, tool: str, args: list[str]) -> int:
+def start(path: str, tool: str, args: list[str], fds: tuple[int, int, int] = (0, 1, 2),
+          cwd: str | None = None, env: dict[bytes, bytes] | None = None) -> socket.socket:
+    """Ask the server at `path` to run `TOOL ARGS` on file descriptors `fds` (its stdin,
+    stdout, stderr) in `cwd` with `env` (default: this process's); `wait` gives its status."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
-    socket.send_fds(sock, [b"f"], [0, 1, 2])
-    env = b"\0".join(k + b"=" + v for k, v in os.environb.items())
-    for part in (tool.encode(), os.getcwd().encode(), env, str(len(args)).encode(),
+    socket.send_fds(sock, [b"f"], list(fds))
+    env = b"\0".join(k + b"=" + v for k, v in (os.environb if env is None else env).items())
+    for part in (tool.encode(), os.fsencode(cwd or os.getcwd()), env, str(len(args)).encode(),
                  *map(os.fsencode, args)):
         _send_msg(sock, part)
+    return sock
+
+
+def wait(sock: socket.socket) -> int | None:
+    """The exit status of the run `start` began, or None if the process died without one."""
     try:
         (status,) = struct.unpack("!i", _recv_exact(sock, 4))
     except EOFError:
+        return None
+    finally:
+        sock.close()
+    return status
+
+
+def client(path: str, tool: str, args: list[str]) -> int:
+    status = wait(start(path, tool, args))
+    if status is None:
         print(f"{tool}: the process died without an exit status", file=sys.stderr)
         return 1
     return status
@@ -84,7 +106,7 @@ def _fresh_stdio() -> None:
 
 
 def _child(conn: socket.socket) -> None:
-    """In the forked process: become `python -m coopdialect.tools.coop_opt ARGS` or the
+    """In the forked process: become `python -m coopdialect.tools.TOOL ARGS` (`MODULES`) or the
     `filecheck ARGS` console script."""
     import runpy
     import traceback
@@ -110,8 +132,8 @@ def _child(conn: socket.socket) -> None:
             sys.exit(main())  # the console script's body
         # run as __main__ from its source, as `python -m` does (runpy warns about a module it
         # finds imported already; the modules it imports stay imported, which is the point)
-        del sys.modules["coopdialect.tools.coop_opt"]
-        runpy.run_module("coopdialect.tools.coop_opt", run_name="__main__", alter_sys=True)
+        sys.modules.pop(MODULES[tool], None)
+        runpy.run_module(MODULES[tool], run_name="__main__", alter_sys=True)
     except SystemExit as e:
         code = e.code
         if code is None:
@@ -133,22 +155,28 @@ def _child(conn: socket.socket) -> None:
     os._exit(status)
 
 
-def serve(path: str) -> None:
+def serve(path: str, tools: tuple[str, ...] = ("coop-opt", "filecheck")) -> None:
+    import importlib
     import signal
 
-    # what a coop-opt run imports, once: the tool, its dialects, passes and targets; and filecheck
-    import filecheck.main  # noqa: F401
+    # what a run of each tool imports, once: the tool, its dialects, passes and targets
+    # (coop-opt), the interpreter and the runtime (coop-run); filecheck
+    if "filecheck" in tools:
+        import filecheck.main  # noqa: F401
+    for tool in tools:
+        if tool in MODULES:
+            importlib.import_module(MODULES[tool])
+    if "coop-opt" in tools or "coop-run" in tools:
+        import coopdialect.tools.coop_opt as coop_opt
+        from coopdialect.context import dialect_factories
+        from coopdialect.passes import get_all_passes
 
-    import coopdialect.tools.coop_opt as coop_opt
-    from coopdialect.context import dialect_factories
-    from coopdialect.passes import get_all_passes
-
-    for factory in dialect_factories().values():
-        factory()
-    for factory in get_all_passes().values():
-        factory()
-    for factory in coop_opt._targets().values():  # noqa: SLF001
-        factory()
+        for factory in dialect_factories().values():
+            factory()
+        for factory in get_all_passes().values():
+            factory()
+        for factory in coop_opt._targets().values():  # noqa: SLF001
+            factory()
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     parent = os.getppid()
@@ -175,7 +203,7 @@ def serve(path: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
-        serve(sys.argv[2])
+        serve(sys.argv[2], *([tuple(sys.argv[3:])] if sys.argv[3:] else []))
     else:
         if sys.argv[2] not in TOOLS:
             sys.exit(f"tool_server.py: no tool '{sys.argv[2]}' (one of {', '.join(TOOLS)})")
