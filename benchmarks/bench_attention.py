@@ -61,21 +61,23 @@ COMMAND = ("python benchmarks/bench_attention.py build DIR && python3 benchmarks
 
 def _configs():
     """(PTX config, its stages, Vulkan config) per dtype and head dim."""
-    from coopdialect.kernels.attention import EXAMPLE, PTX_TUNED, AttentionConfig
+    from dataclasses import replace
+
+    from coopdialect.kernels.attention import EXAMPLE, PTX_TUNED
 
     out = []
     for dt in DTYPES:
         for c in EXAMPLE:
             p, stages = PTX_TUNED[c.head_dim]
-            out.append((AttentionConfig(c.head_dim, dt, p.block_m, p.block_n, p.threads), stages,
-                        AttentionConfig(c.head_dim, dt, c.block_m, c.block_n, c.threads)))
+            out.append((replace(p, dtype=dt), stages, replace(c, dtype=dt)))
     return out
 
 
 def _config(d: dict):
     from coopdialect.kernels.attention import AttentionConfig
 
-    return AttentionConfig(d["head_dim"], d["dtype"], d["block_m"], d["block_n"], d["threads"])
+    return AttentionConfig(d["head_dim"], d["dtype"], d["block_m"], d["block_n"], d["threads"],
+                           d.get("min_ctas", 0))
 
 
 def build(out: str) -> None:
@@ -302,7 +304,8 @@ def _case(dev, vk, ptx_cfg, prog, vk_cfg, q, k, v, causal, device, date):
     line = (f"{cfg.dtype} d{d} {b}x{h}x{s} {'causal' if causal else 'full'}: ptx {tf['ptx']:6.1f} "
             f"TFLOP/s (err {err:.1e}, {ratio:.2f} of bound)")
     lowering = {"ptx": f"{cfg.block_m}x{cfg.block_n} tiles, " + (
-                    f"{stages}-stage cp.async" if stages else "synchronous staging"),
+                    f"{stages}-stage bulk tensor copies" if stages else "synchronous staging")
+                + (f", {cfg.min_ctas} workgroups a multiprocessor" if cfg.min_ctas else ""),
                 "vulkan": f"{vcfg.block_m}x{vcfg.block_n} tiles"}
     for key, checked, c in (("ptx", (err, ratio), cfg), ("vulkan", vk_check, vcfg)):
         if key not in ms:

@@ -90,6 +90,11 @@ class ConvertCoopToPtxPass(ModulePass):
     """2:4 batches left running at each `wgmma.wait_group` (0 or 1); with 1 a trip of the
     consumers' loop runs two batches, each batch's metadata registers live until the wait that
     retires it. A trip count that does not allow it falls back to 0."""
+    bulk_copies: bool = True
+    """Where the warp-specialized pipeline refuses a staged kernel and it is lowered op by op,
+    copy its tensor boxes with the bulk tensor copy engine into 128-byte-swizzled tiles, waited
+    for on mbarriers (`coopdialect/ptx/staged_tma.py`), where the kernel allows it; false: every
+    thread's `cp.async` copies and a barrier per wait (`staged_workgroup.py`)."""
     persistent: bool = False
     """One CTA per multiprocessor loops over the dispatch's tiles, the producer filling the next
     tile's stages while the consumers store the last (launch grid rule "persistent": the host

@@ -276,3 +276,37 @@ def test_ptx_fast_paths_agree_with_irdl() -> None:
     with pytest.raises(VerifyException, match="ld.param.u64 needs a .b64 register"):
         bad.verify_()
     ptx.LdParamOp("p").verify_()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_minctasm_is_minnctapersm_and_ptxas_fits_it(n, tmp_path) -> None:
+    """`nvvm.minctasm = N` on a kernel is `.minnctapersm N` beside `.reqntid`, which ptxas
+    honours: the registers a thread uses fit N workgroups into the 64K of a multiprocessor."""
+    import re
+    import subprocess
+
+    from coopdialect import api
+    from validators import ptxas
+
+    text = (ROOT / "examples/gemm_f16.mlir").read_text().replace(
+        "attributes {coop.workgroup_size = array<i32: 128, 1, 1>}",
+        f"attributes {{coop.workgroup_size = array<i32: 128, 1, 1>, nvvm.minctasm = {n} : i32}}")
+    ptx = api.compile_to_ptx(api.parse(text))
+    assert f".reqntid 128, 1, 1\n.minnctapersm {n}\n" in ptx
+    path = tmp_path / "k.ptx"
+    path.write_text(ptx)
+    r = subprocess.run([ptxas(), "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert int(re.search(r"Used (\d+) registers", r.stderr).group(1)) * 128 * n <= 65536
+
+
+def test_minctasm_must_be_positive() -> None:
+    from coopdialect import api
+    from coopdialect.errors import CoopError
+
+    text = (ROOT / "examples/gemm_f16.mlir").read_text().replace(
+        "attributes {coop.workgroup_size = array<i32: 128, 1, 1>}",
+        "attributes {coop.workgroup_size = array<i32: 128, 1, 1>, nvvm.minctasm = 0 : i32}")
+    with pytest.raises(CoopError, match="nvvm.minctasm must be a positive integer"):
+        api.compile_to_ptx(api.parse(text, "k.mlir"))

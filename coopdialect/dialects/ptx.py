@@ -159,7 +159,8 @@ class KernelOp(IRDLOperation):
     5.5.8), and those `scalar_params` maps to their type (`u32`, `u64`, `f32`, `b16`: `.param
     .u32 NAME`, the value of a scalar kernel argument). `reqntid` is the `.reqntid x, y, z` directive (from `coop.workgroup_size`);
     a warp-specialized kernel has `maxntid` + `minnctapersm 1` instead (a register cap at entry,
-    which `setmaxnreg` needs). `dynamic_shared` is the bytes of `.extern .shared` memory the
+    which `setmaxnreg` needs). `min_ctas` (with `reqntid`) is `.minnctapersm N`: ptxas keeps the
+    registers low enough for N CTAs per multiprocessor (the source function's `nvvm.minctasm`). `dynamic_shared` is the bytes of `.extern .shared` memory the
     kernel uses (the launch asks for them); `cluster` the `.reqnctapercluster x, y, z` CTAs per
     cluster (PTX ISA 11.4.4). `launch` is the launch description (JSON text,
     `coopdialect.ptx.launch`) when the host must do more than pass one pointer per argument.
@@ -179,6 +180,7 @@ class KernelOp(IRDLOperation):
     launch = opt_prop_def(StringAttr)
     arg_types = opt_prop_def(ArrayAttr)
     cluster = opt_prop_def(ArrayAttr)
+    min_ctas = opt_prop_def(IntAttr)
     scalar_params = opt_prop_def(DictionaryAttr)
     grid = opt_prop_def(AffineMapAttr)
     body = region_def()
@@ -190,7 +192,7 @@ class KernelOp(IRDLOperation):
                  dynamic_shared: int = 0, launch: str | None = None,
                  cluster: Sequence[int] | None = None,
                  scalar_params: dict[str, str] | None = None,
-                 grid: AffineMapAttr | None = None):
+                 grid: AffineMapAttr | None = None, min_ctas: int = 0):
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
             "params": ArrayAttr([StringAttr(p) for p in params]),
@@ -214,6 +216,8 @@ class KernelOp(IRDLOperation):
                                                      for k, v in scalar_params.items()})
         if grid is not None:
             props["grid"] = grid
+        if min_ctas:
+            props["min_ctas"] = IntAttr(min_ctas)
         super().__init__(properties=props, regions=[Region(list(blocks))])
 
     def param_type(self, param: str) -> str:
@@ -723,6 +727,21 @@ class MbarrierArriveOp(PtxOp):
 
 
 @irdl_op_definition
+class MbarrierExpectTxOp(PtxOp):
+    """`mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx;` (PTX ISA 9.7.13.15.11):
+    the current phase also waits for `tx` more bytes of asynchronous copies, without an
+    arrival (the group's arrival comes once all its copies are issued)."""
+
+    name = "ptx.mbarrier_expect_tx"
+    PTX_VERSION: ClassVar[tuple[int, int]] = (8, 0)
+    addr = operand_def(RegType)
+    tx = prop_def(IntAttr)
+
+    def __init__(self, addr: SSAValue, tx: int):
+        super().__init__(operands=[addr], properties={"tx": IntAttr(tx)})
+
+
+@irdl_op_definition
 class MbarrierTryWaitParityOp(PtxOp):
     """`mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity;` (9.7.13.15.16): `p` is true
     once the phase of the given parity (a .b32 register, 0 or 1) has completed."""
@@ -866,7 +885,7 @@ PTX = Dialect(
      AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, PrmtIntoOp, MovOp,
      MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
-     CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierTryWaitParityOp,
+     CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierExpectTxOp, MbarrierTryWaitParityOp,
      FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp, CpAsyncOp, CpAsyncCommitGroupOp,
      CpAsyncWaitGroupOp],
     [RegType],

@@ -75,6 +75,9 @@ class AttentionConfig:
     block_m: int = 128
     block_n: int = 64
     threads: int = 256
+    # nvvm.minctasm of the kernel: PTX keeps its registers within 64K / (threads x min_ctas) so
+    # that many workgroups share a multiprocessor (0: no such attribute)
+    min_ctas: int = 0
 
     @property
     def name(self) -> str:
@@ -92,6 +95,9 @@ class AttentionConfig:
         if self.threads not in (128, 256) or self.block_m != self.threads // 2:
             raise ValueError(f"block_m {self.block_m} with {self.threads} invocations: 64 rows "
                              "per 128 invocations (block_m 64 with 128, 128 with 256)")
+        if self.min_ctas < 0:
+            raise ValueError(f"min_ctas {self.min_ctas}: 0 (none) or the workgroups per "
+                             "multiprocessor")
 
 
 # The kernels of examples/attention.mlir: f16, the largest tiles whose staged operands fit 48 KB
@@ -101,10 +107,11 @@ EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16",
 
 # The fastest PTX form measured on the H200 per head dim (docs/attention.md, "Tiles"): tiles
 # and the stages of `pipeline-coop-loads`, which copies the K and V blocks S-1 iterations ahead
-# with cp.async into shared memory the kernel takes dynamically (Q + S x (K + V): 64 KB at
-# D 64, 224 KB at D 128 of sm_90's 227 KB).
-PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 64, 256), 4),
-             128: (AttentionConfig(128, "f16", 128, 128, 256), 3)}
+# by the bulk tensor copy engine into shared memory the kernel takes dynamically (1 KB of
+# mbarriers + Q + S x (K + V): 81 KB at D 64, 97 KB at D 128), two workgroups per
+# multiprocessor (nvvm.minctasm 2: at most 128 registers a thread).
+PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 128, 256, 2), 2),
+             128: (AttentionConfig(128, "f16", 128, 64, 256, 2), 2)}
 
 
 def ptx_pipeline(stages: int) -> str:
@@ -216,6 +223,7 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
         "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
         f"    attributes {{coop.workgroup_size = array<i32: {c.threads}, 1, 1>,",
+        *([f"                nvvm.minctasm = {c.min_ctas} : i32,"] if c.min_ctas else []),
         f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv {bm}, s1, s0)>}} {{",
         "  %c0 = arith.constant 0 : index",
         f"  %cbn = arith.constant {bn} : index",

@@ -22,6 +22,7 @@ widening, int-to-float) sign- or zero-extend first.
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     Signedness,
@@ -47,6 +49,7 @@ from coopdialect.dialects import coop, ptx
 from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.coop_kernel import GRID_ATTR, SCALAR_TYPES, scalar_type_name
 from coopdialect.errors import CoopError
+from coopdialect.ptx.launch import arg_descs, grid_desc, scalar_param_desc
 
 STATIC_SHARED_BYTES = 48 * 1024
 """Bytes of `.shared` a kernel may declare statically (CUDA's limit per block); past them the
@@ -205,6 +208,10 @@ def scalar_param(fn: func.FuncOp, i: int, t: Attribute, pname: str) -> tuple[ptx
 
 Rule = Callable[["KernelLowering", Operation], None]
 RULES: dict[type[Operation], Rule] = {}
+MIN_CTAS_ATTR = "nvvm.minctasm"
+# Run by `KernelLowering.run` once the parameters are read and before the body is lowered
+# (lw.cur is the entry block): a rule module that needs kernel-wide state sets it up here.
+SETUP_HOOKS: list[Callable[["KernelLowering"], None]] = []
 
 
 def rule(*classes: type[Operation]):
@@ -234,6 +241,7 @@ class KernelLowering:
 
     fn: func.FuncOp
     target: str = "sm_90a"
+    bulk_copies: bool = True  # staged copies by the bulk tensor copy engine where they can be
     vmap: dict[SSAValue, object] = field(default_factory=dict)
     prologue: list[Operation] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
@@ -243,6 +251,8 @@ class KernelLowering:
     shared_decls: list[Operation] = field(default_factory=list)
     shared_addrs: list[Operation] = field(default_factory=list)  # one mov per shared_decls entry
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
+    # extra `.param` CUtensorMaps a setup hook asks for: (parameter name, launch entry)
+    tensor_map_params: list[tuple[str, dict]] = field(default_factory=list)
 
     def workgroup_acc_positions(self, op: Operation, t) -> list | None:
         """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
@@ -478,6 +488,8 @@ class KernelLowering:
         if self.workgroup_size is None and self._needs_workgroup_size(fn):
             raise op_error(fn, "needs a coop.workgroup_size attribute (subgroup ids, warpgroups)")
         self._check_whole_warps(fn)
+        for hook in SETUP_HOOKS:
+            hook(self)
         self.lower_ops(fn.body.block)
         dynamic = self._dynamic_shared(name) if self.shared_bytes > STATIC_SHARED_BYTES else 0
         first = entry.first_op
@@ -486,9 +498,36 @@ class KernelLowering:
                 entry.add_op(op)
             else:
                 entry.insert_op_before(op, first)
-        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size,
-                            [a.type for a in fn.args], scalar_params=scalar_params,
-                            grid=fn.attributes.get(GRID_ATTR), dynamic_shared=dynamic)
+        types = [a.type for a in fn.args]
+        launch = None
+        if self.tensor_map_params:  # the default description has one param per argument
+            descs = [{"kind": "pointer", "arg": i} if isinstance(t, MemRefType)
+                     else scalar_param_desc(i, t) for i, t in enumerate(types)]
+            params += [p for p, _ in self.tensor_map_params]
+            launch = json.dumps({
+                "name": name, "block": list(self.workgroup_size),
+                **grid_desc(fn.attributes.get(GRID_ATTR), types),
+                "dynamic_shared_bytes": dynamic,
+                "args": arg_descs([a.name_hint or str(i) for i, a in enumerate(fn.args)], types),
+                "params": descs + [d for _, d in self.tensor_map_params]})
+        return ptx.KernelOp(name, params, self.blocks, self.workgroup_size, types,
+                            scalar_params=scalar_params, grid=fn.attributes.get(GRID_ATTR),
+                            dynamic_shared=dynamic, launch=launch,
+                            tensor_maps=[p for p, _ in self.tensor_map_params],
+                            min_ctas=self._min_ctas(fn))
+
+    def _min_ctas(self, fn: func.FuncOp) -> int:
+        """The function's `nvvm.minctasm` (MLIR NVVM's spelling): workgroups per multiprocessor
+        the registers must allow (`.minnctapersm`); 0 without it. CoopError for a value that is
+        not a positive i32 or that needs a workgroup size."""
+        attr = fn.attributes.get(MIN_CTAS_ATTR)
+        if attr is None:
+            return 0
+        if not isinstance(attr, IntegerAttr) or attr.value.data < 1:
+            raise op_error(fn, f"{MIN_CTAS_ATTR} must be a positive integer, got {attr}")
+        if self.workgroup_size is None:
+            raise op_error(fn, f"{MIN_CTAS_ATTR} needs a coop.workgroup_size (.reqntid)")
+        return attr.value.data
 
     def _dynamic_shared(self, name: str) -> int:
         """Place the kernel's `.shared` arrays in its dynamic shared memory (`.extern .shared`,

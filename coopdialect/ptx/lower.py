@@ -19,6 +19,7 @@ import coopdialect.ptx.scalar_rules  # noqa: F401  (func, arith, scf, gpu)
 import coopdialect.ptx.sparse  # noqa: F401  (2:4 products; wraps coop.load/store)
 import coopdialect.ptx.staged_generic  # noqa: F401  (the staged form op by op)
 import coopdialect.ptx.staged_workgroup  # noqa: F401  (... at workgroup scope: cp.async into tiles)
+import coopdialect.ptx.staged_tma  # noqa: F401  (... with bulk tensor copies and mbarriers)
 import coopdialect.ptx.tensor_rules  # noqa: F401  (tensor addressing)
 from coopdialect.dialects import ptx
 from coopdialect.errors import CoopError, warn
@@ -43,13 +44,15 @@ def lower_function(fn: func.FuncOp, target: str, options=None) -> ptx.KernelOp:
         if options.persistent or options.cluster_m != 1:
             raise
         try:
-            kernel = KernelLowering(fn, target).run()
+            kernel = KernelLowering(fn, target, options.bulk_copies).run()
         except DiagnosticException:
             raise refusal from None
         why = refusal.message if isinstance(refusal, CoopError) else str(refusal)
-        warn(getattr(refusal, "op", None) or fn, "lowered op by op (cp.async copies, one barrier "
-             f"per wait), not as the warp-specialized wgmma pipeline: {why}")
+        how = ("bulk tensor copies and mbarriers" if kernel.tensor_maps is not None
+               else "cp.async copies, one barrier per wait")
+        warn(getattr(refusal, "op", None) or fn, f"lowered op by op ({how}), not as the "
+             f"warp-specialized wgmma pipeline: {why}")
         return kernel
     if plan is not None:
         return lower_staged(fn, target, plan, options)
-    return KernelLowering(fn, target).run()
+    return KernelLowering(fn, target, options.bulk_copies).run()

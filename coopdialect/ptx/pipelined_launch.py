@@ -18,7 +18,7 @@ from coopdialect.ptx.pipelined_plan import Plan, constant_of
 _DTYPE = {Float16Type: "FLOAT16", BFloat16Type: "BFLOAT16", Float32Type: "FLOAT32"}
 
 
-def _tensor_map_type(t) -> str | None:
+def tensor_map_type(t) -> str | None:
     """CU_TENSOR_MAP_DATA_TYPE_* of an element type; 8-bit types (s8, u8, fp8) move as UINT8."""
     if type(t) in _DTYPE:
         return _DTYPE[type(t)]
@@ -52,7 +52,7 @@ def tensor_map_param(fn: func.FuncOp, i: int, plan: Plan) -> dict:
         rows //= plan.cluster_m
     f = plan.packed.get(i, 1)
     rows, cols, stride = rows // f, cols * f, stride * f
-    dt = _tensor_map_type(t.element_type)
+    dt = tensor_map_type(t.element_type)
     if dt is None:
         raise op_error(copies[0], f"no tensor map data type for {t.element_type}")
     return {"kind": "tensor_map", "arg": i, "data_type": dt,
@@ -66,7 +66,7 @@ def _tensor_layout_map(fn: func.FuncOp, i: int, plan: Plan) -> dict:
     t = fn.args[i].type
     f = plan.tensor_layouts[i]
     es = width(t.element_type) // 8
-    dt = _tensor_map_type(t.element_type)
+    dt = tensor_map_type(t.element_type)
     if dt is None:
         raise op_error(fn, f"no tensor map data type for {t.element_type}")
     rows, cols = plan.boxes[i]

@@ -62,6 +62,7 @@ class Options:
     sparse_batch: int = 1
     sparse_in_flight: int = 1  # 2:4 batches left running at each wgmma.wait_group (0 or 1)
     persistent: bool = False  # one CTA per SM loops over the tiles (tile_loop)
+    bulk_copies: bool = True  # op by op: bulk tensor copies where they can (staged_tma.py)
 
     def budgets(self, consumers: int) -> tuple[int, int]:
         """(producer, consumer) registers per thread for `consumers` consumer warpgroups."""

@@ -139,6 +139,8 @@ def _inst_text_of(op: Operation, n: _Names) -> str:
             return (f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [{n[op.addr]}], "
                     f"{op.expect_tx.data};")
         return f"mbarrier.arrive.shared::cta.b64 _, [{n[op.addr]}];"
+    if isinstance(op, ptx.MbarrierExpectTxOp):
+        return f"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{n[op.addr]}], {op.tx.data};"
     if isinstance(op, ptx.MbarrierTryWaitParityOp):
         return (f"mbarrier.try_wait.parity.shared::cta.b64 {n[op.out]}, [{n[op.addr]}], "
                 f"{n[op.parity]};")
@@ -248,6 +250,8 @@ class _KernelPrinter:
         head += [f".visible .entry {k.sym_name.data}(", params, ")"]
         if k.reqntid is not None:
             head.append(".reqntid " + ", ".join(str(x.data) for x in k.reqntid))
+            if k.min_ctas is not None:
+                head.append(f".minnctapersm {k.min_ctas.data}")
         if k.maxntid is not None:
             head.append(".maxntid " + ", ".join(str(x.data) for x in k.maxntid))
             head.append(".minnctapersm 1")

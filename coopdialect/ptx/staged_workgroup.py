@@ -79,7 +79,7 @@ class _Box:
     columns: int
 
 
-def _multiple_of(v: SSAValue, n: int) -> bool:
+def multiple_of(v: SSAValue, n: int) -> bool:
     """Whether index value `v` is, by its defining ops, a multiple of n (a constant, or a
     product with a constant factor that is)."""
     c = coop.constant_int(v)
@@ -112,7 +112,7 @@ def tile_form(lw: KernelLowering, buffer: SSAValue) -> TileForm | None:
             for d in buffer.type.get_shape():
                 size *= d
             if size % (rows * cols) == 0 and all(
-                    coop.constant_int(o.stride) == cols and _multiple_of(o.offset, rows * cols)
+                    coop.constant_int(o.stride) == cols and multiple_of(o.offset, rows * cols)
                     for o in loads):
                 mn, k, es = wg.operand_extents(loads[0], t)
                 form = TileForm(t, layout, mn, k, es,
@@ -146,7 +146,7 @@ def _copy_tensor(lw: KernelLowering, op: AsyncCopyTensorOp) -> None:
     form = tile_form(lw, op.destination)
     if form is None or (op.rows.data, op.cols.data) != form.box \
             or coop.constant_int(op.destination_stride) != form.box[1] \
-            or not _multiple_of(op.destination_offset, form.box[0] * form.box[1]):
+            or not multiple_of(op.destination_offset, form.box[0] * form.box[1]):
         raise op_error(op, "a tensor copy lowers op by op only into a workgroup buffer that "
                            "Workgroup-scope A/B coop.loads of one type and layout read slot by "
                            "slot, each copy one whole slot (the form pipeline-coop-loads "

@@ -160,6 +160,33 @@ class StagedTile:
     k: int
     es: int  # component bytes (2 or 1)
     mn_major: bool = False  # 16-byte core-matrix rows along M/N (wgmma imm-trans-a/b = 1)
+    # 0: the no-swizzle core-matrix form above. R > 0: a B tile written by bulk tensor copies
+    # (staged_tma.py) as 128-byte-swizzled panels of R rows x 128 bytes, one panel per 64
+    # 2-byte components of each row, R x 128 bytes apart; the rows run along N (K-major) or
+    # along K (MN-major).
+    swizzle_rows: int = 0
+
+    def desc_bits(self) -> int:
+        """The descriptor's fields besides the start address (PTX ISA 9.7.15.5.1.2): LBO, SBO
+        and the layout type. Swizzled K-major: SBO = 8 rows of 128 bytes (LBO unused, 1);
+        swizzled MN-major (canonical ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))): LBO = the panel
+        stride, SBO = 8 rows of 128 bytes."""
+        if not self.swizzle_rows:
+            return DESC_STRIDES
+        lbo = self.swizzle_rows * 128 if self.mn_major else 16
+        return 1 << 62 | (1024 >> 4) << 32 | (lbo >> 4) << 16
+
+    def b_offset(self, s: int, n0: int) -> int:
+        """Bytes from the tile's start to K slice `s` (32 bytes of K) of the N chunk from column
+        `n0` (a B operand)."""
+        if not self.swizzle_rows:
+            return s * self.mn * SLICE_BYTES + n0 // 8 * SBO
+        panel = self.swizzle_rows * 128
+        if self.mn_major:  # K down the rows (16 rows a slice), N across the panels
+            assert n0 % 64 == 0, n0
+            return s * 16 * 128 + n0 // 64 * panel
+        kb = s * SLICE_BYTES  # K across the panels, N down the rows
+        return kb // 128 * panel + kb % 128 + n0 * 128
 
 
 def operand_extents(op, t: coop.MatrixType) -> tuple[int, int, int]:
@@ -559,10 +586,10 @@ def _types(op: coop.MulAddOp) -> tuple[str, str, str]:
     return "f32", et, et
 
 
-def _descriptor(lw: KernelLowering, addr: SSAValue) -> SSAValue:
+def _descriptor(lw: KernelLowering, addr: SSAValue, bits: int = DESC_STRIDES) -> SSAValue:
     t = lw.inst(ptx.AndOp, ".b64", [addr, lw.imm("b64", "0x3FFFF")], "b64")
     t = lw.inst(ptx.ShrOp, ".u64", [t, lw.imm("b32", "4")], "b64")
-    return lw.inst(ptx.OrOp, ".b64", [t, lw.imm("b64", f"0x{DESC_STRIDES:016X}")], "b64")
+    return lw.inst(ptx.OrOp, ".b64", [t, lw.imm("b64", f"0x{bits:016X}")], "b64")
 
 
 def _advanced(lw: KernelLowering, desc: SSAValue, nbytes: int) -> SSAValue:
@@ -658,7 +685,9 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
             a_addr = ar.reg(af.add(af.atom(a.addr, 0, 0), af.scale(warpgroup(lw, n),
                                                                     blocks * BLOCK_BYTES)))
         da = _descriptor(lw, a_addr)
-    db = _descriptor(lw, b.addr)
+    if isinstance(a, StagedTile) and a.swizzle_rows:
+        raise op_error(op, "a swizzled tile is a B operand only")
+    db = _descriptor(lw, b.addr, b.desc_bits())
     per_block = big_n // 2
     regs = [acc[j * per_block:(j + 1) * per_block] for j in range(blocks)]
     steps, b_descs = [], {}
@@ -668,7 +697,7 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
                 _advanced(lw, da, s * a.mn * SLICE_BYTES + j * BLOCK_BYTES)
             for n0, w in chunks:
                 if (s, n0) not in b_descs:
-                    b_descs[s, n0] = _advanced(lw, db, s * b.mn * SLICE_BYTES + n0 // 8 * SBO)
+                    b_descs[s, n0] = _advanced(lw, db, b.b_offset(s, n0))
                 steps.append((j, n0, w, dsa, b_descs[s, n0]))
     # imm-trans-a/b: 1 for a tile staged MN-major (f16/bf16 only; 8-bit tiles are K-major)
     ta_ = int(not in_regs and a.mn_major)

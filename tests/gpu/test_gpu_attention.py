@@ -131,8 +131,10 @@ def test_within_the_bound(request, device, index, causal) -> None:
 @pytest.mark.parametrize("d", [64, 128])
 def test_tuned_staged_ptx_within_the_bound(cuda, d, causal) -> None:
     """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB, K and V copied S-1 blocks ahead
-    by cp.async after pipeline-coop-loads) at a sequence length that cuts query and key blocks:
-    within the device's bound of the float64 model and of the interpreter's results."""
+    after pipeline-coop-loads, by the bulk tensor copy engine into swizzled tiles, mbarriers
+    between copies and reads) at a sequence length that cuts query and key blocks (the engine's
+    zero fill past S): within the device's bound of the float64 model and of the interpreter's
+    results."""
     import warnings
 
     from coopdialect import api
