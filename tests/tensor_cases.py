@@ -164,6 +164,7 @@ def describe(case: dict) -> str:
 
 def random_cases(count: int, seed: int, rng: np.random.Generator) -> list[Case]:
     """`count` random tensor cases, each checked interpreter = reference (module docstring)."""
+    import parsed
     from coopdialect import api
 
     prng = random.Random(seed)
@@ -185,7 +186,7 @@ def random_cases(count: int, seed: int, rng: np.random.Generator) -> list[Case]:
         name = f"random_{len(out):03d}"
         got = [buf.copy(), mat.copy()]
         try:
-            api.run_kernel(api.parse(text, name), "k", got, (1, 1, 1))
+            api.run_kernel(parsed.parse(text, name), "k", got, (1, 1, 1))
         except Exception as e:  # noqa: BLE001 - the reference says defined: a disagreement
             raise ReferenceMismatch(f"{name}: the interpreter failed on a case the reference "
                                     f"defines ({describe(case)}): {e}") from None

@@ -9,6 +9,7 @@ the reference on the way.
 
 from __future__ import annotations
 
+import parsed
 import pytest
 import tensor_cases
 from validators import spirv_val
@@ -20,7 +21,7 @@ from coopdialect import api
 def test_vulkan_tensor_modules_pass_spirv_val(tmp_path, group):
     cases = tensor_cases.group("vulkan", group)
     for c in cases:
-        module = api.parse(c.k.text, c.name)
+        module = parsed.parse(c.k.text, c.k.source)  # the one the case's reference run parsed
         if c.pipeline:
             api.run_pipeline(module, c.pipeline)
         spirv_val(api.compile_to_spirv(module), tmp_path, f"{c.name}.spv")
