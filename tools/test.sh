@@ -29,9 +29,14 @@ if [[ ! -x .venv/bin/python ]]; then
         "$py" -m venv .venv
     fi
 fi
+# The repository's own modules are byte-compiled meanwhile, on the CPU pip leaves idle: the test
+# processes, which start together below, would each compile them on first import otherwise.
+"$py" -m compileall -q -j 0 coopdialect passes tools tests >/dev/null 2>&1 &
+compile_pid=$!
 log=$(mktemp)
 "${pip[@]}" install -q --disable-pip-version-check --no-compile pip -e '.[test,cuda]' >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
 rm -f "$log"
+wait "$compile_pid" || true
 # Each process of the run (two pytest-xdist workers, lit, the coop-opt/coop-run subprocesses of
 # the tests) would otherwise compile coopdialect's sources and pytest would rewrite the test
 # modules' asserts again in every worker, where PYTHONDONTWRITEBYTECODE is set in the environment.
