@@ -415,6 +415,17 @@ class KernelLowering:
 
     # -- structure ---------------------------------------------------------------------------
 
+    def spin_wait(self, bar: SSAValue, parity: SSAValue) -> None:
+        """`mbarrier.try_wait.parity` loop on the .b32 shared address `bar`: goes on once the
+        phase of that parity (a .b32 register, 0 or 1) has completed."""
+        loop = self.new_block()
+        self.emit(ptx.BraOp(loop))
+        self.cur = loop
+        done = self.emit(ptx.MbarrierTryWaitParityOp(bar, parity)).out
+        after = self.new_block()
+        self.emit(ptx.CbraOp(done, after, loop))
+        self.cur = after
+
     def new_block(self, arg_kinds: list[str] = ()) -> Block:
         b = Block(arg_types=[ptx.reg_type(k) for k in arg_kinds])
         self.blocks.append(b)

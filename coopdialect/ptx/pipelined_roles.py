@@ -162,16 +162,6 @@ class RoleLowering(KernelLowering):
             r = self.inst(ptx.AddOp, ".u32", [r, self.imm("b32", "1")], "b32")
         return self.inst(ptx.AndOp, ".b32", [r, self.imm("b32", "1")], "b32")
 
-    def spin_wait(self, bar: SSAValue, parity: SSAValue) -> None:
-        """`try_wait.parity` loop: returns once the phase of that parity has completed."""
-        loop = self.new_block()
-        self.emit(ptx.BraOp(loop))
-        self.cur = loop
-        done = self.emit(ptx.MbarrierTryWaitParityOp(bar, parity)).out
-        after = self.new_block()
-        self.emit(ptx.CbraOp(done, after, loop))
-        self.cur = after
-
     def when(self, pred: SSAValue, negate: bool = False) -> Block:
         """Start a block executed only when `pred` (or its negation) holds; returns the join block."""
         body, join = self.new_block(), Block()

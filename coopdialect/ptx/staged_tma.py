@@ -234,13 +234,7 @@ def _spin(lw: KernelLowering, st: _State, which: str, g: SSAValue) -> None:
     """Wait until the phase of group g on full/empty[g mod B] has completed."""
     bar = _barrier(lw, st, which, g)
     par = lw.inst(ptx.AndOp, ".b32", [lw.udiv_const(g, st.plan.stages, 32), lw.imm("b32", "1")], "b32")
-    loop = lw.new_block()
-    lw.emit(ptx.BraOp(loop))
-    lw.cur = loop
-    done = lw.emit(ptx.MbarrierTryWaitParityOp(bar, par)).out
-    after = lw.new_block()
-    lw.emit(ptx.CbraOp(done, after, loop))
-    lw.cur = after
+    lw.spin_wait(bar, par)
 
 
 def _if(lw: KernelLowering, pred: SSAValue, body) -> None:
