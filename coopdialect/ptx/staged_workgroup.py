@@ -1,7 +1,9 @@
 """The staged form at workgroup scope, op by op (sm_90a): `cp.async` copies straight into
 wgmma's operand tiles, one barrier per wait. Used where the warp-specialized pipeline
 (`pipelined.py`) refuses a staged kernel — several staged loops, a loop body beyond one
-product chain — and for the tensor copies of any staged Workgroup-scope kernel lowered op by op.
+product chain — and the bulk-copy form (`staged_tma.py`) does not take it either (a copy the
+engine cannot make, 2:4 products, `bulk-copies=false`); also the tile form and the loads that
+`staged_tma.py` builds on.
 
 * **Tile form.** A workgroup buffer (`coop.alloc_workgroup`) whose readers are all
   Workgroup-scope A/B `coop.load`s of one matrix type and layout, RowMajor or ColumnMajor, with
