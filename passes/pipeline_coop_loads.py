@@ -16,13 +16,19 @@ entry; slot k at element k*rows*cols), and the loop becomes
 for k in 0 .. S-2:        [scf.if lb + k*st < ub]  copies of iteration k -> slot k;   commit
 scf.for %i ... {coop.pipeline_stages = S} {
   coop.async_wait_group S-2                         // iteration t = (i-lb)/st has landed
-  %m = coop.load %W[(t mod S) * rows*cols], cols, <same layout>      (for each staged load)
-  ...                                               // the body, unchanged
   scf.if i + (S-1)*st < ub { copies of iteration t+S-1 -> slot (t+S-1) mod S }
   coop.async_commit_group
+  %m = coop.load %W[(t mod S) * rows*cols], cols, <same layout>      (for each staged load)
+  ...                                               // the body, unchanged
 }
 coop.async_wait_group 0
 ```
+
+The refill is issued before the body, so that it lands while the body computes: S - 1 copies
+are in flight during iteration t (t+1 .. t+S-1), and even S = 2 overlaps one copy with each
+iteration. Slot (t+S-1) mod S is slot (t-1) mod S, which iteration t does not read, and the
+wait before it is a workgroup barrier: every invocation has finished iteration t-1's reads of
+it.
 
 A RowMajor RxC load with stride s is the box rows=R, cols=C of its memref; a ColumnMajor one the
 box rows=C, cols=R (a column of the matrix is a row of the box); the slot keeps the box with row
@@ -459,7 +465,7 @@ class StageLoopLoads(RewritePattern):
             _guarded(pro, cond, lambda b, iv=iv, k=k: _copies(b, staged, loop, iv, k))
             pro.add(coop_async.AsyncCommitGroupOp())
 
-        # the loop: wait for iteration t, read its slot, compute, refill slot (t+S-1) mod S
+        # the loop: wait for iteration t, refill slot (t+S-1) mod S, read slot t mod S, compute
         body = loop.body.block
         i = body.args[0]
         top = entry.at(InsertPoint.at_start(body))
@@ -472,18 +478,18 @@ class StageLoopLoads(RewritePattern):
             if s.slot not in slot_offsets:
                 slot_offsets[s.slot] = top.binop(arith.MuliOp, slot, top.index(s.slot))
         addresses = [(slot_offsets[s.slot], top.index(s.cols)) for s in staged]
+        # the refill before the body (before the loads are replaced: the insertion point may be one)
+        ahead = top.affine(i, step, S - 1)
+        more = top.add(arith.CmpiOp(ahead, ub, "slt")).results[0]
+        nslot = top.binop(arith.RemUIOp, top.binop(arith.AddiOp, t, top.index(S - 1)),
+                          top.index(S))
+        _guarded(top, more, lambda b: _copies(b, staged, loop, ahead, nslot))
+        top.add(coop_async.AsyncCommitGroupOp())
         for s, (off, pitch) in zip(staged, addresses):
             new = coop.LoadOp(s.buffer, off, pitch, s.layout, s.load.result.type)
             new.result.name_hint = s.load.result.name_hint
             new.location = s.load.location
             rewriter.replace(s.load, [new], [new.result])
-        end = entry.at(InsertPoint.before(body.last_op))
-        ahead = end.affine(i, step, S - 1)
-        more = end.add(arith.CmpiOp(ahead, ub, "slt")).results[0]
-        nslot = end.binop(arith.RemUIOp, end.binop(arith.AddiOp, t, end.index(S - 1)),
-                          end.index(S))
-        _guarded(end, more, lambda b: _copies(b, staged, loop, ahead, nslot))
-        end.add(coop_async.AsyncCommitGroupOp())
         loop.attributes[STAGES_ATTR] = IntegerAttr(S, IntegerType(64))
 
         # epilogue: nothing may stay in flight

@@ -5,7 +5,7 @@
 // A staged loop is not staged again (it carries coop.pipeline_stages; loops around it hold async ops):
 // RUN: coop-opt %s -p 'pipeline-coop-loads{stages=3},pipeline-coop-loads{stages=2}' | filecheck %s
 // The staged form (docs/staging.md): S workgroup slots per staged load, a prologue of S-1
-// committed groups, wait S-2 / load slot t mod S / refill slot (t+S-1) mod S / commit, wait 0.
+// committed groups, wait S-2 / refill slot (t+S-1) mod S / commit / load slot t mod S, wait 0.
 
 !a = !coop.matrix<16x16xf16, Subgroup, MatrixA>
 !b = !coop.matrix<16x16xf16, Subgroup, MatrixB>
@@ -61,13 +61,7 @@ func.func @k(%A: memref<16x128xf16>, %Bt: memref<16x128xf16>, %C: memref<16x16xf
 // CHECK-NEXT:    %[[T:.*]] = arith.divui %k, %c16 : index
 // CHECK-NEXT:    %[[SLOT:.*]] = arith.remui %[[T]], %[[C3]] : index
 // CHECK-NEXT:    %[[SO:.*]] = arith.muli %[[SLOT]], %[[C256]] : index
-// CHECK-NEXT:    %a = coop.load %A_stages[%[[SO]]], %[[C16]], RowMajor : memref<768xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<16x16xf16, Subgroup, MatrixA>
-// CHECK-NEXT:    %b = coop.load %Bt_stages[%[[SO]]], %[[C16]], ColumnMajor : memref<768xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<16x16xf16, Subgroup, MatrixB>
-// CHECK-NEXT:    %o = arith.addi %k, %sg : index
-// CHECK-NEXT:    %x = coop.load %A[%o], %c128, RowMajor : memref<16x128xf16> -> !coop.matrix<16x16xf16, Subgroup, MatrixA>
-// CHECK-NEXT:    %e = coop.mul_add %a, %b, %d
-// CHECK-NEXT:    %f = coop.mul_add %x, %b, %e
-// refill slot (t+2) mod 3 with iteration t+2, if it exists; commit always
+// the refill of slot (t+2) mod 3 comes before the body, so that it lands while the body runs
 // CHECK-NEXT:    %[[AHEAD:.*]] = arith.addi %k, %[[C32]] : index
 // CHECK-NEXT:    %[[MORE:.*]] = arith.cmpi slt, %[[AHEAD]], %n : index
 // CHECK-NEXT:    %[[T2:.*]] = arith.addi %[[T]], %[[C2]] : index
@@ -79,6 +73,12 @@ func.func @k(%A: memref<16x128xf16>, %Bt: memref<16x128xf16>, %C: memref<16x16xf
 // CHECK-NEXT:      coop.async_copy %Bt[%[[AHEAD]]], %c128 -> %Bt_stages[%[[D2]]], %[[C16]], rows 16, cols 16
 // CHECK-NEXT:    }
 // CHECK-NEXT:    coop.async_commit_group
+// CHECK-NEXT:    %a = coop.load %A_stages[%[[SO]]], %[[C16]], RowMajor : memref<768xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<16x16xf16, Subgroup, MatrixA>
+// CHECK-NEXT:    %b = coop.load %Bt_stages[%[[SO]]], %[[C16]], ColumnMajor : memref<768xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<16x16xf16, Subgroup, MatrixB>
+// CHECK-NEXT:    %o = arith.addi %k, %sg : index
+// CHECK-NEXT:    %x = coop.load %A[%o], %c128, RowMajor : memref<16x128xf16> -> !coop.matrix<16x16xf16, Subgroup, MatrixA>
+// CHECK-NEXT:    %e = coop.mul_add %a, %b, %d
+// CHECK-NEXT:    %f = coop.mul_add %x, %b, %e
 // CHECK-NEXT:    scf.yield %f : !coop.matrix<16x16xf32, Subgroup, MatrixAcc>
 // CHECK-NEXT:  } {coop.pipeline_stages = 3 : i64}
 // CHECK-NEXT:  coop.async_wait_group 0

@@ -7,11 +7,11 @@
 // DENSE-COUNT-3: coop.async_copy %A[%{{.*}}], %K -> %A_stages[%{{.*}}], %{{.*}}, rows 128, cols 64 : memref<8192x8192xf16> -> memref<32768xf16, #coop.storage_class<Workgroup>>
 // DENSE:      scf.for %k0 = %c0 to %K step %tk
 // DENSE-NEXT:   coop.async_wait_group 2
-// DENSE:        %a = coop.load %A_stages[%{{.*}}], %{{.*}}, RowMajor : memref<32768xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<128x64xf16, Workgroup, MatrixA>
-// DENSE-NEXT:   %b = coop.load %Bt_stages[%{{.*}}], %{{.*}}, ColumnMajor : memref<65536xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<64x256xf16, Workgroup, MatrixB>
-// DENSE-NEXT:   %r = coop.mul_add %a, %b, %c
 // DENSE:        coop.async_copy %Bt[%{{.*}}], %K -> %Bt_stages[%{{.*}}], %{{.*}}, rows 256, cols 64
 // DENSE:        coop.async_commit_group
+// DENSE-NEXT:   %a = coop.load %A_stages[%{{.*}}], %{{.*}}, RowMajor : memref<32768xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<128x64xf16, Workgroup, MatrixA>
+// DENSE-NEXT:   %b = coop.load %Bt_stages[%{{.*}}], %{{.*}}, ColumnMajor : memref<65536xf16, #coop.storage_class<Workgroup>> -> !coop.matrix<64x256xf16, Workgroup, MatrixB>
+// DENSE-NEXT:   %r = coop.mul_add %a, %b, %c
 // DENSE-NEXT:   scf.yield %r
 // DENSE-NEXT: } {coop.pipeline_stages = 4 : i64}
 // DENSE-NEXT: coop.async_wait_group 0
