@@ -305,7 +305,8 @@ def _case(dev, vk, ptx_cfg, prog, vk_cfg, q, k, v, causal, device, date):
             f"TFLOP/s (err {err:.1e}, {ratio:.2f} of bound)")
     lowering = {"ptx": f"{cfg.block_m}x{cfg.block_n} tiles, " + (
                     f"{stages}-stage bulk tensor copies" if stages else "synchronous staging")
-                + (f", {cfg.min_ctas} workgroups a multiprocessor" if cfg.min_ctas else ""),
+                + (f", {cfg.min_ctas} workgroup{'s' if cfg.min_ctas > 1 else ''} a "
+                   "multiprocessor" if cfg.min_ctas else ""),
                 "vulkan": f"{vcfg.block_m}x{vcfg.block_n} tiles"}
     for key, checked, c in (("ptx", (err, ratio), cfg), ("vulkan", vk_check, vcfg)):
         if key not in ms:

@@ -224,7 +224,7 @@ def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
 @pytest.mark.parametrize("d", sorted(PTX_TUNED))
 def test_tuned_ptx_kernels_assemble(d, tmp_path):
     """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB of shared memory, K and V
-    staged S-1 blocks ahead): ptxas fits two of them a multiprocessor, their shared memory is the
+    staged S-1 blocks ahead): ptxas fits min_ctas of them a multiprocessor, their shared memory is the
     kernel's dynamic `.extern .shared` array, and the launch asks for exactly the mbarriers
     (the first 1024 bytes: the swizzled tiles after them are 1024-byte aligned) + Q + S x (K + V).
     K and V are copied by the bulk tensor copy engine, 64 columns a box, through 3-D tensor maps
@@ -259,14 +259,16 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     r = subprocess.run([ptxas(), "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "a.cubin")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    # nvvm.minctasm 2: two workgroups a multiprocessor, in registers (64K) and in shared memory
-    # (228 KB, 1 KB of it reserved a workgroup)
-    assert cfg.min_ctas == 2 and ".minnctapersm 2" in text
+    # nvvm.minctasm N: N workgroups a multiprocessor, in registers (64K) and in shared memory
+    # (228 KB, 1 KB of it reserved a workgroup); without it, one
+    ctas = cfg.min_ctas or 1
+    assert (f".minnctapersm {cfg.min_ctas}" in text) == bool(cfg.min_ctas)
     regs = int(re.search(r"Used (\d+) registers", r.stderr).group(1))
-    assert regs * cfg.threads * 2 <= 65536, r.stderr
-    assert 2 * (desc["dynamic_shared_bytes"] + 1024) <= 228 * 1024
+    assert regs * cfg.threads * ctas <= 65536, r.stderr
+    assert ctas * (desc["dynamic_shared_bytes"] + 1024) <= 228 * 1024
     spilled = int(re.search(r"(\d+) bytes spill stores", r.stderr).group(1))
-    assert spilled <= 512, r.stderr  # D 128: 356 bytes, and still faster than one workgroup
+    # two workgroups of D 64 spill 296 bytes at 128 registers, and are still the faster form
+    assert spilled <= (512 if ctas > 1 else 0), r.stderr
 
 
 def test_spirv_is_valid_and_raises_to_the_same_results(tmp_path):

@@ -105,13 +105,14 @@ class AttentionConfig:
 # Vulkan driver gives a workgroup (the H200's maxComputeSharedMemorySize).
 EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16", 64, 64, 128))
 
-# The fastest PTX form measured on the H200 per head dim (docs/attention.md, "Tiles"): tiles
-# and the stages of `pipeline-coop-loads`, which copies the K and V blocks S-1 iterations ahead
-# by the bulk tensor copy engine into shared memory the kernel takes dynamically (1 KB of
-# mbarriers + Q + S x (K + V): 81 KB at D 64, 97 KB at D 128), two workgroups per
-# multiprocessor (nvvm.minctasm 2: at most 128 registers a thread).
+# The fastest PTX form measured per head dim (docs/attention.md, "Tiles"): tiles and the stages
+# of `pipeline-coop-loads`, which copies the K and V blocks of iteration t+S-1 at the top of
+# iteration t, by the bulk tensor copy engine, into shared memory the kernel takes dynamically
+# (1 KB of mbarriers + Q + S x (K + V): 81 KB at D 64, 161 KB at D 128). D 64 runs two
+# workgroups a multiprocessor (nvvm.minctasm 2: at most 128 registers a thread); D 128 one, with
+# 128 x 128 tiles (nvvm.minctasm 1: ptxas then takes 227 registers, not 254).
 PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 128, 256, 2), 2),
-             128: (AttentionConfig(128, "f16", 128, 64, 256, 2), 2)}
+             128: (AttentionConfig(128, "f16", 128, 128, 256, 1), 2)}
 
 
 def ptx_pipeline(stages: int) -> str:
