@@ -94,7 +94,12 @@ def _in_f32(f32: Tolerance) -> Tolerance:
 EXACT = Bound("exact", "the instruction is exact", _ulps(0.0))
 CORRECTLY_ROUNDED = Bound("correctly rounded (0.5 ulp)", "IEEE 754 rounding", _ulps(0.5))
 
-_EXP_F32 = _ulps(3.0)
+# exp: ex2's 2 ulp and the rounding of 2^hi are ulps of 2^hi, the result's nearest value before
+# the last rounding; the result may lie just below the power of two 2^hi rounds to, where its ulp
+# is half as large (up to 5.5 ulp of the result there). 2^hi is within 2^-17 of the result
+# relatively (|lo| is at most half an ulp of |hi| < 128), so the ulp at |exact| (1 + 2^-15) is
+# at least 2^hi's.
+_EXP_F32 = _plus(_ulps(0.5), lambda args, exact, fmt: 2.5 * ulp(np.abs(exact) * (1 + 2.0 ** -15), fmt))
 _EXP2_F32 = _ulps(2.5)
 _LOG2_F32 = _inside(0.5, 2.0, 2.0 ** -22, _rel(2.0 ** -22))
 _LOG_F32 = _inside(0.5, 2.0, 2.0 ** -22, _rel(1.5 * 2.0 ** -22))
@@ -120,7 +125,8 @@ for _t in ("f16", "bf16", "f32", "f64"):
     PTX[("math.sqrt", _t)] = CORRECTLY_ROUNDED
 PTX.update({
     ("math.exp2", "f32"): Bound("2.5 ulp (2 ulp from the correctly rounded result)", _PTX_ISA + ".21 ex2", _EXP2_F32),
-    ("math.exp", "f32"): Bound("3 ulp", "ex2 (2 ulp) of x log2(e) split exactly, one fma correction", _EXP_F32),
+    ("math.exp", "f32"): Bound("0.5 ulp + 2.5 ulp of 2^hi (3 ulp; 5.5 just below a power of two)",
+                                 "ex2 (2 ulp) of x log2(e) split exactly, one fma correction", _EXP_F32),
     ("math.log2", "f32"): Bound("absolute 2^-22 in (0.5, 2), relative 2^-22 elsewhere", _PTX_ISA + ".20 lg2",
                                 _LOG2_F32),
     ("math.log", "f32"): Bound("absolute 2^-22 in (0.5, 2), relative 1.5 * 2^-22 elsewhere",
