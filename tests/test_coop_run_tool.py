@@ -92,6 +92,32 @@ def test_output_files_have_the_umasks_mode(tmp_path, capsys, umask_027):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_an_output_that_is_not_a_regular_file_is_written_not_replaced(tmp_path, capsys):
+    """`-o` to a named pipe (as to /dev/null or /dev/stdout) writes into it: renaming a
+    temporary file over it, as for a regular file, would replace the pipe (or, as root, the
+    system's /dev/null) with a plain file."""
+    import stat
+    import threading
+
+    expected = tmp_path / "x.spv"
+    coop_opt.main([str(GEMM_S8), "-p", "convert-coop-to-spirv", "-t", "spirv", "-o", str(expected)])
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    try:
+        coop_opt.main([str(GEMM_S8), "-p", "convert-coop-to-spirv", "-t", "spirv", "-o", str(fifo)])
+    finally:
+        if not got:  # unblock the reader should the write not have opened the pipe
+            with open(fifo, "wb"):
+                pass
+        reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got == [expected.read_bytes()] and len(got[0]) > 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "x.spv"]
+
+
 BIG = """
 !m = !coop.matrix<16x16xf32, Subgroup, MatrixAcc>
 func.func @copy_tile(%A: memref<4096x4096xf32>, %B: memref<16x16xf32>)
