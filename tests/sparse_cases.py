@@ -217,25 +217,26 @@ def n_values(at: str) -> tuple[int, ...]:
 
 
 def ptxas_variants() -> list[Variant]:
-    """Every type combination x SS/RS x the options it has x several N (for ptxas)."""
+    """For ptxas: every type combination x SS/RS at each of its three N, and each option it has
+    (sp-sel 1, scale-d 0, negation or .satfinite, the transposes) once per SS/RS at one of the N,
+    the N turning with the option and the type combination: each option meets both forms and,
+    over the combinations, every N (a covering set, not the product: N changes the fragment's
+    registers, an option the instruction's modifiers, independently)."""
     out = []
-    for at, bt, dt in type_combos():
+    for c, (at, bt, dt) in enumerate(type_combos()):
         fam = _family(at)
-        sels = (0, 1) if fam in ("f16", "bf16", "tf32") else (0,)
-        for n in n_values(at):
-            for rs in (False, True):
-                base = Variant(at, bt, dt, n=n, rs=rs, steps=1 if n > 128 else 2)
-                out.append(base)
-                out += [replace(base, sel=s) for s in sels[1:]]
-                out.append(replace(base, scale_d=False))
-                if fam == "int":
-                    out.append(replace(base, satfinite=True))
-                else:
-                    out.append(replace(base, neg_a=True, neg_b=True))
-                if fam in ("f16", "bf16"):
-                    out.append(replace(base, trans_b=True))
-                    if not rs:
-                        out.append(replace(base, trans_a=True, trans_b=True))
+        ns = n_values(at)
+        for rs in (False, True):
+            bases = [Variant(at, bt, dt, n=n, rs=rs, steps=1 if n > 128 else 2) for n in ns]
+            out += bases
+            options = [dict(sel=1)] if fam in ("f16", "bf16", "tf32") else []
+            options.append(dict(scale_d=False))
+            options.append(dict(satfinite=True) if fam == "int" else dict(neg_a=True, neg_b=True))
+            if fam in ("f16", "bf16"):
+                options.append(dict(trans_b=True))
+                if not rs:
+                    options.append(dict(trans_a=True, trans_b=True))
+            out += [replace(bases[(i + c) % len(ns)], **o) for i, o in enumerate(options)]
     return out
 
 

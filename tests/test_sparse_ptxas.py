@@ -2,9 +2,10 @@
 
 Variants (tests/sparse_cases.py `ptxas_variants`): every (.atype, .btype, .dtype) of the
 instruction (f16->f16/f32, bf16, tf32, e4m3/e5m2 in all four mixes -> f16/f32, s8/u8 in all four
-mixes -> s32) x SS and RS x {plain, sp-sel 1 where it exists, scale-d 0, negation (floats) or
-.satfinite (integers), imm-trans-b / imm-trans-a (f16/bf16, SS only for A)} x three N per type
-(8, 40, 256 for floats; 24, 48, 256 for integers), with 1-2 chained instructions.
+mixes -> s32) x SS and RS x three N per type (8, 40, 256 for floats; 24, 48, 256 for integers),
+and each of {sp-sel 1 where it exists, scale-d 0, negation (floats) or .satfinite (integers),
+imm-trans-b / imm-trans-a (f16/bf16, SS only for A)} with SS and with RS at one of the N (which
+N turns with the option and the type combination), with 1-2 chained instructions.
 All kernels of one type combination form one module; `ptxas -arch=sm_90a` must exit 0 and print
 NOTHING (C7519/C7517 infos = a missing wgmma fence/wait). A missing ptxas is a failure.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,8 +32,22 @@ def _module(combo) -> tuple[str, list]:
 
 def test_every_type_combination_is_a_variant() -> None:
     assert len(type_combos()) == 16
-    assert len(ptxas_variants()) >= 300
-    assert {(v.at, v.bt, v.dt) for v in ptxas_variants()} == set(type_combos())
+    vs = ptxas_variants()
+    assert {(v.at, v.bt, v.dt) for v in vs} == set(type_combos())
+    for combo in type_combos():
+        mine = [v for v in vs if (v.at, v.bt, v.dt) == combo]
+        ns = {v.n for v in mine}
+        plain = {(v.n, v.rs) for v in mine if v == replace(mine[0], n=v.n, rs=v.rs, steps=v.steps)}
+        assert len(ns) == 3 and plain == {(n, rs) for n in ns for rs in (False, True)}, combo
+    # every option meets both forms, and every N of its family over the combinations
+    for field, value in (("sel", 1), ("scale_d", False), ("neg_a", True), ("satfinite", True),
+                         ("trans_b", True), ("trans_a", True)):
+        with_it = [v for v in vs if getattr(v, field) == value]
+        assert with_it and {v.rs for v in with_it} == ({False} if field == "trans_a" else
+                                                       {False, True}), field
+        for ints in (False, True):
+            got = {v.n for v in with_it if (v.dt == "s32") == ints}
+            assert not got or got == ({24, 48, 256} if ints else {8, 40, 256}), (field, got)
 
 
 # one test per type combination, so that parallel workers share them out
