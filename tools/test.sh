@@ -29,7 +29,9 @@ spv_pid=$!
 # every module of every package (~10 s).
 pip=(.venv/bin/python -m pip)
 if [[ ! -x .venv/bin/python ]]; then
-    if "$py" -m pip --python "$py" --version >/dev/null 2>&1; then
+    # (--python wants a path: `--python python3` is refused, and ensurepip took ~10 s instead)
+    if "$py" -m pip --python "$("$py" -c 'import sys; print(sys.executable)')" --version \
+            >/dev/null 2>&1; then
         "$py" -m venv --without-pip .venv
         pip=("$py" -m pip --python .venv/bin/python)
     else
