@@ -7,10 +7,11 @@
 #   HYPOTHESIS_PROFILE=long bash tools/test.sh   # ten times the property-test examples
 #
 # What it installs: a virtual environment in .venv (filled by uv, which pip puts there first) with
-# coopdialect, its test extras (pytest-xdist,
-# NVIDIA's nvdisasm wheel, for the SASS checks of tests/sass_check.py) and the [cuda] extra (cuda-bindings: the CUDA runner's no-driver path is tested against it), and
-# SPIRV-Tools/glslang/SPIRV-Headers from Debian forky (tools/install_spirv_tools.sh). ptxas must
-# be on PATH or at /usr/local/bin/ptxas (CUDA); a missing validator makes the suite fail.
+# coopdialect, its test extras (pytest-xdist, NVIDIA's nvdisasm wheel, for the SASS checks of
+# tests/sass_check.py) and the [cuda] extra (cuda-bindings: the CUDA runner's no-driver path is
+# tested against it), and SPIRV-Tools/glslang/SPIRV-Headers from Debian forky
+# (tools/install_spirv_tools.sh). ptxas must be on PATH or at /usr/local/bin/ptxas (CUDA); a
+# missing validator makes the suite fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
