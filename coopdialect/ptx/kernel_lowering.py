@@ -46,6 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from coopdialect.dialects import coop, ptx
+from coopdialect.dialects import coop_nv2 as nv2
 from coopdialect.dialects import gpu as cgpu
 from coopdialect.dialects.coop_kernel import GRID_ATTR, SCALAR_TYPES, scalar_type_name
 from coopdialect.errors import CoopError
@@ -235,6 +236,14 @@ class LoopFrame:
     extra: Callable[[], list[SSAValue]] = list
 
 
+# ops whose lowering is register arithmetic of the current block (KernelLowering.runs_beside_wgmma),
+# besides every op of the scalar dialects below
+BESIDE_WGMMA = (coop.MulAddOp, coop.CompositeConstructOp, *coop.ELEMENTWISE_UNARY,
+                *coop.ELEMENTWISE_BINARY, *coop.CONVERSIONS, nv2.ConvertOp, nv2.PerElementOp,
+                nv2.ReduceOp)
+SCALAR_DIALECTS = ("arith", "tensor_addr")
+
+
 @dataclass
 class KernelLowering:
     """Lowers one kernel function; `run()` returns the `ptx.kernel` op."""
@@ -253,6 +262,8 @@ class KernelLowering:
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
     # extra `.param` CUtensorMaps a setup hook asks for: (parameter name, launch entry)
     tensor_map_params: list[tuple[str, dict]] = field(default_factory=list)
+    # registers that committed, not yet waited-for wgmma groups write (`defer_wgmma_wait`)
+    wgmma_pending: set[SSAValue] = field(default_factory=set)
 
     def workgroup_acc_positions(self, op: Operation, t) -> list | None:
         """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
@@ -459,8 +470,38 @@ class KernelLowering:
         for op in block.ops:
             self.lower_op(op)
 
+    def defer_wgmma_wait(self, results: list[SSAValue]) -> None:
+        """The wgmma group just committed, which writes `results`, is waited for
+        (`wgmma.wait_group 0`) only before the first op that cannot run beside it
+        (`runs_beside_wgmma`): the next product and the register arithmetic that does not read
+        its results run while the tensor cores work."""
+        self.wgmma_pending.update(results)
+
+    def wait_wgmma(self) -> None:
+        """Wait for every committed wgmma group (if one is pending)."""
+        if self.wgmma_pending:
+            self.emit(ptx.WgmmaWaitGroupOp(0))
+            self.wgmma_pending.clear()
+
+    def runs_beside_wgmma(self, op: Operation) -> bool:
+        """Whether `op` may be lowered while wgmma groups are in flight: register arithmetic
+        of this block (no memory, barrier or branch; a Row reduction is warp shuffles) that
+        reads none of their results."""
+        if op.dialect_name() in SCALAR_DIALECTS:
+            return True
+        if not isinstance(op, BESIDE_WGMMA) or (isinstance(op, nv2.ReduceOp)
+                                                and op.reduce.data != nv2.REDUCE_ROW):
+            return False
+        for v in op.operands:
+            regs = getattr(self.vmap.get(v), "regs", None)
+            if regs is not None and not self.wgmma_pending.isdisjoint(regs):
+                return False
+        return True
+
     def lower_op(self, op: Operation) -> None:
         """Lower one op by its rule (a warp role of a staged kernel overrides this)."""
+        if self.wgmma_pending and not self.runs_beside_wgmma(op):
+            self.wait_wgmma()
         fn = RULES.get(type(op))
         if fn is None:
             raise op_error(op, f"has no PTX lowering (convert-coop-to-ptx, target {self.target})")

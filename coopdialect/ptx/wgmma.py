@@ -24,8 +24,11 @@
   (the async proxy must see generic-proxy writes), `bar.sync`; consecutive staged loads share
   one leading and one trailing barrier.
 * **mul_add**: per K slice, 64-row block and N chunk one `wgmma.mma_async.m64nNk{16|32}`,
-  chained per (block, chunk) between `wgmma.fence` and `commit_group` / `wait_group 0` (no
-  register is touched in between: ptxas injects no warpgroup.arrive/wait). Chunks are at most
+  chained per (block, chunk) between `wgmma.fence` and `commit_group` (no register is touched
+  in between: ptxas injects no warpgroup.arrive/wait). The `wait_group 0` comes before the first
+  later op that reads the result or is not register arithmetic of the block
+  (`KernelLowering.defer_wgmma_wait`): the next product and the arithmetic that does not read
+  this one's result run while the tensor cores work. Chunks are at most
   256 columns, and for 8-bit operands an N the integer instruction has (8, 16, 24 or a
   multiple of 16). A descriptor is `(addr & 0x3FFFF) >> 4 | (LBO>>4) << 16 | (SBO>>4) << 32`;
   A's block R·v + b starts 2048·(R·v + b) bytes into each slice, B's chunk from column n0
@@ -710,10 +713,12 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
                                           imms))
         regs[j][n0 // 2:(n0 + w) // 2] = list(mma.outs)
     lw.emit(ptx.WgmmaCommitGroupOp())
-    lw.emit(ptx.WgmmaWaitGroupOp(0))
     out = [r for blk in regs for r in blk]
     if sat:
+        lw.emit(ptx.WgmmaWaitGroupOp(0))
         out = [lw.inst(ptx.AddOp, ".sat.s32", [p, x], "b32") for p, x in zip(out, c.regs)]
+    else:
+        lw.defer_wgmma_wait(out)
     lw.vmap[op.result] = Frag(op.result.type, out)
 
 
