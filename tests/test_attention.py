@@ -83,6 +83,26 @@ def test_interpreter_is_within_the_bound(cfg, b, h, s, causal):
     assert (err_o / bo).max() > 0.25
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_overlap_computes_the_same_bits(causal):
+    """`overlap` (the next key block's Q Kᵀ issued before this block's softmax, the scores
+    carried through both loops) reorders no arithmetic: the interpreter gives the plain
+    kernel's bits, at a cut last block and several query blocks."""
+    import dataclasses
+
+    cfg = AttentionConfig(32, "f16", 64, 16, 128)
+    rng = np.random.default_rng(9 + causal)
+    q, k, v = _data(rng, 1, 2, 150, cfg.head_dim, cfg.dtype, 1.5)
+    plain = _run(attention_module([cfg]), cfg.name, q, k, v, 0.2, causal, cfg)
+    ov = dataclasses.replace(cfg, overlap=True)
+    text = attention_module([ov])
+    assert text.count("coop.mul_add %qt") == 3  # before the loops and in each
+    got = _run(text, ov.name, q, k, v, 0.2, causal, ov)
+    for a, b in zip(plain, got):
+        assert np.array_equal(a.view(np.uint16 if a.itemsize == 2 else np.uint32),
+                              b.view(np.uint16 if b.itemsize == 2 else np.uint32))
+
+
 def test_masked_and_cut_rows_are_not_written():
     """Rows past S are dropped by the store (the memref holds exactly B*H*S rows); a causal row
     ignores later keys: changing them leaves the row's output unchanged."""
@@ -202,8 +222,11 @@ def _staged_kernel(cfg: AttentionConfig, s: int, causal: bool, stages: int):
     (AttentionConfig(16, "f16", 64, 32, 128), 40, True, 0, 2),
     (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 0, 3),
     (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 2, 3),
-    (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0, 2)],
-    ids=["d16_s2_causal", "d64_s3_causal", "d64_s3_causal_unaligned", "d32_bf16_s2"])
+    (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0, 2),
+    (AttentionConfig(64, "f16", 64, 16, 128, overlap=True), 70, True, 0, 3),
+    (AttentionConfig(32, "f16", 64, 32, 128, overlap=True), 100, False, 0, 2)],
+    ids=["d16_s2_causal", "d64_s3_causal", "d64_s3_causal_unaligned", "d32_bf16_s2",
+         "d64_s3_causal_overlap", "d32_s2_overlap"])
 def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
     """`pipeline-coop-loads{stages=S}` stages K (a 3-D layout read through the view that swaps
     its last two dimensions) and V in both key loops, which share their buffers; the staged
@@ -240,7 +263,8 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
         api.run_pipeline(module, ptx_pipeline(stages))
     text = emit_ptx(module)
     (desc,) = describe(module)["kernels"]
-    want = 1024 + 2 * cfg.block_m * d + stages * 2 * (2 * cfg.block_n * d)
+    # (with `overlap`, key block 0's K tile before the loops, staged by the threads)
+    want = 1024 + 2 * cfg.block_m * d + (stages * 2 + cfg.overlap) * (2 * cfg.block_n * d)
     assert desc["dynamic_shared_bytes"] == want > 48 * 1024
     assert f".extern .shared .align 1024 .b8 {cfg.name}_dsmem[];" in text
     assert ".shared .align" not in text.replace(".extern .shared", "")
@@ -258,7 +282,10 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     path.write_text(text)
     r = subprocess.run([ptxas(), "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "a.cubin")],
                        capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0 and "C75" not in r.stderr, r.stderr  # no wgmma serialized
+    # overlap: the softmax's ex2 run between a product's commit and its wait
+    between = [seg.split("wgmma.wait_group")[0] for seg in text.split("wgmma.commit_group")[1:]]
+    assert any("ex2.approx" in seg for seg in between) == cfg.overlap
     # nvvm.minctasm N: N workgroups a multiprocessor, in registers (64K) and in shared memory
     # (228 KB, 1 KB of it reserved a workgroup); without it, one
     ctas = cfg.min_ctas or 1
@@ -269,6 +296,28 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     spilled = int(re.search(r"(\d+) bytes spill stores", r.stderr).group(1))
     # two workgroups of D 64 spill 296 bytes at 128 registers, and are still the faster form
     assert spilled <= (512 if ctas > 1 else 0), r.stderr
+
+
+def test_overlap_ptx_runs_the_softmax_beside_the_next_product(tmp_path):
+    """With `overlap` the op-by-op PTX commits the next block's Q Kᵀ and waits for it only at
+    the loop's end: the softmax's ex2 and the P V product are issued in between, and ptxas
+    finds no register of a product in flight touched (no C7517/C7519: it injects no wait)."""
+    from coopdialect.ptx.printer import emit_ptx
+    from validators import ptxas
+
+    cfg = AttentionConfig(64, "f16", 128, 64, 256, overlap=True)
+    module = api.parse(attention_module([cfg]))
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        api.run_pipeline(module, ptx_pipeline(2))
+    text = emit_ptx(module)
+    between = [seg.split("wgmma.wait_group")[0] for seg in text.split("wgmma.commit_group")[1:]]
+    assert sum("ex2.approx" in seg and "wgmma.mma_async" in seg for seg in between) == 2  # 2 loops
+    path = tmp_path / "a.ptx"
+    path.write_text(text)
+    r = subprocess.run([ptxas(), "-arch=sm_90a", str(path), "-o", str(tmp_path / "a.cubin")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stderr
 
 
 def test_spirv_is_valid_and_raises_to_the_same_results(tmp_path):

@@ -34,6 +34,12 @@ per batch and head, rows of the softmax along the keys:
                                                       coop.mul_add
       m  = mn
 
+  With `overlap` (AttentionConfig) the loops carry S of the block they work on, computed by
+  the trip before (block 0's before the loops), and compute the next block's S first, before
+  this block's softmax, with which a backend that runs products asynchronously overlaps it (the
+  op-by-op PTX does); past the last block the layout reads rows of zeros. The arithmetic is
+  the same, in the same order.
+
   It is two loops with the same body: first the key blocks in which no key is masked (wholly
   before S and, causal, wholly at or before the block's first query row), whose scores are only
   scaled (`@scaled`), then the rest with the masks (`@score`);
@@ -78,6 +84,9 @@ class AttentionConfig:
     # nvvm.minctasm of the kernel: PTX keeps its registers within 64K / (threads x min_ctas) so
     # that many workgroups share a multiprocessor (0: no such attribute)
     min_ctas: int = 0
+    # issue Q Kᵀ of the next key block before this block's softmax (the scores carried through
+    # the loops): a backend that runs a product asynchronously overlaps the two
+    overlap: bool = False
 
     @property
     def name(self) -> str:
@@ -110,7 +119,8 @@ EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16",
 # iteration t, by the bulk tensor copy engine, into shared memory the kernel takes dynamically
 # (1 KB of mbarriers + Q + S x (K + V): 81 KB at D 64, 161 KB at D 128). D 64 runs two
 # workgroups a multiprocessor (nvvm.minctasm 2: at most 128 registers a thread); D 128 one, with
-# 128 x 128 tiles (nvvm.minctasm 1: ptxas then takes 227 registers, not 254).
+# 128 x 128 tiles (nvvm.minctasm 1: ptxas then takes 227 registers, not 254). `overlap` ran no
+# faster at D 128 (docs/attention.md).
 PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 128, 256, 2), 2),
              128: (AttentionConfig(128, "f16", 128, 128, 256, 1), 2)}
 
@@ -186,17 +196,31 @@ def _types(c: AttentionConfig, sfx: str) -> list[str]:
             f"!oh{sfx} = !coop.matrix<{bm}x{d}x{t}, Workgroup, MatrixAcc>"]
 
 
-def _block(sfx: str, mem: str, score: str) -> list[str]:
-    """One key block of the online softmax (the body of either loop)."""
+def _block(sfx: str, mem: str, score: str, overlap: bool) -> list[str]:
+    """One key block of the online softmax (the body of either loop). With `overlap` the loop
+    carries this block's scores %st, computed by the trip before (or before the loop), and
+    computes the next block's, %sn, first."""
     q, kt, v, s, ph, pa, o, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "r"))
     args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
     types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
+    if overlap:
+        scores = [
+            "    %jn = arith.addi %j, %cbn : index",
+            "    %jn32 = arith.index_cast %jn : index to i32",
+            "    %lkn = tensor_addr.layout_slice %lt, %bh, %one, %jn32, %tbn, %zero, %td : !L3",
+            f"    %kn = coop.load_tensor %K, %okt, %lkn view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+            f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
+            "    // the next block's scores (past the last block: rows the layout clamps to 0)",
+            f"    %sn = coop.mul_add %qt, %kn, %zs : {q}, {kt}, {s} -> {s}"]
+    else:
+        scores = [
+            f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+            f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
+            f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}"]
     return [
         "    %j32 = arith.index_cast %j : index to i32",
         "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
-        f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
-        f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
-        f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}",
+        *scores,
         f"    %s2 = coop.per_element_op @{score}(%st, {args}) : {s}, {types} -> {s}",
         f"    %mb = coop.reduce Row %s2, @max : {s} -> {r}",
         f"    %mn = coop.per_element_op @maximum(%m, %mb) : {r}, {r} -> {r}",
@@ -211,7 +235,8 @@ def _block(sfx: str, mem: str, score: str) -> list[str]:
         f"    %pt = coop.f_convert %p : {s} -> {ph}",
         f"    %pm = coop.convert %pt : {ph} -> {pa}",
         f"    %on = coop.mul_add %pm, %vb, %oa : {pa}, {v}, {o} -> {o}",
-        f"    scf.yield %on, %mn, %ln : {o}, {r}, {r}",
+        f"    scf.yield %on, %mn, %ln{', %sn' if overlap else ''} : {o}, {r}, {r}"
+        f"{', ' + s if overlap else ''}",
         "  }",
     ]
 
@@ -220,6 +245,7 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
     t, d, bm, bn = c.dtype, c.head_dim, c.block_m, c.block_n
     q, kt, v, s, o, oh, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "o", "oh", "r"))
     mem = f"memref<?x{t}>"
+    n, carried = (4, f", {s}") if c.overlap else (3, "")
     body = [
         f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
         "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
@@ -276,12 +302,17 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         "  %diag = arith.minsi %rend, %S : i32",
         "  %kend32 = arith.select %isc, %diag, %S : i32",
         "  %kend = arith.index_cast %kend32 : i32 to index",
-        f"  %full:3 = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr) "
-        f"-> ({o}, {r}, {r}) {{",
-        *_block(sfx, mem, "scaled"),
-        f"  %res:3 = scf.for %j = %uend to %kend step %cbn "
-        f"iter_args(%o = %full#0, %m = %full#1, %l = %full#2) -> ({o}, {r}, {r}) {{",
-        *_block(sfx, mem, "score"),
+        *(["  // the scores of key block 0 (the first the loops read)",
+           "  %lk0 = tensor_addr.layout_slice %lt, %bh, %one, %zero, %tbn, %zero, %td : !L3",
+           f"  %k0 = coop.load_tensor %K, %okt, %lk0 view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+           f"  %s0 = coop.mul_add %qt, %k0, %zs : {q}, {kt}, {s} -> {s}"] if c.overlap else []),
+        f"  %full:{n} = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr"
+        f"{', %st = %s0' if c.overlap else ''}) -> ({o}, {r}, {r}{carried}) {{",
+        *_block(sfx, mem, "scaled", c.overlap),
+        f"  %res:{n} = scf.for %j = %uend to %kend step %cbn "
+        f"iter_args(%o = %full#0, %m = %full#1, %l = %full#2{', %st = %full#3' if c.overlap else ''})"
+        f" -> ({o}, {r}, {r}{carried}) {{",
+        *_block(sfx, mem, "score", c.overlap),
         f"  %lo = coop.reduce Row %res#2, @max : {r} -> {o}",
         f"  %of = coop.fdiv %res#0, %lo : {o}",
         f"  %oc = coop.f_convert %of : {o} -> {oh}",
