@@ -45,9 +45,10 @@ fi
 "$py" -m compileall -q -j 0 coopdialect passes tools tests >/dev/null 2>&1 &
 compile_pid=$!
 log=$(mktemp)
-if [[ -x .venv/bin/uv ]] || "${pip[@]}" install -q --disable-pip-version-check uv >"$log" 2>&1; then
-    .venv/bin/uv pip install -q --python .venv/bin/python pip -e '.[test,cuda]' >"$log" 2>&1 \
-        || { cat "$log" >&2; exit 1; }
+# (uv reads no pip configuration: where only pip reaches a package index, pip installs)
+if { [[ -x .venv/bin/uv ]] || "${pip[@]}" install -q --disable-pip-version-check uv >"$log" 2>&1; } \
+        && .venv/bin/uv pip install -q --python .venv/bin/python pip -e '.[test,cuda]' >"$log" 2>&1; then
+    :
 else
     "${pip[@]}" install -q --disable-pip-version-check --no-compile pip -e '.[test,cuda]' \
         >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
