@@ -128,13 +128,15 @@ def test_within_the_bound(request, device, index, causal) -> None:
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("d", [64, 128])
-def test_tuned_staged_ptx_within_the_bound(cuda, d, causal) -> None:
+@pytest.mark.parametrize("d,overlap", [(64, False), (128, False), (128, True)])
+def test_tuned_staged_ptx_within_the_bound(cuda, d, overlap, causal) -> None:
     """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB, K and V copied S-1 blocks ahead
     after pipeline-coop-loads, by the bulk tensor copy engine into swizzled tiles, mbarriers
-    between copies and reads) at a sequence length that cuts query and key blocks (the engine's
-    zero fill past S): within the device's bound of the float64 model and of the interpreter's
-    results."""
+    between copies and reads), and D 128's in the overlap form (the next block's product in
+    flight during the softmax), at a sequence length that cuts query and key blocks (the
+    engine's zero fill past S): within the device's bound of the float64 model and of the
+    interpreter's results."""
+    import dataclasses
     import warnings
 
     from coopdialect import api
@@ -143,6 +145,7 @@ def test_tuned_staged_ptx_within_the_bound(cuda, d, causal) -> None:
     from coopdialect.kernels.attention_bound import error_bound, row_stats
 
     cfg, stages = PTX_TUNED[d]
+    cfg = dataclasses.replace(cfg, overlap=overlap)
     b, h, s = 1, 2, 333
     rng = np.random.default_rng(d + causal)
     q, k, v = ((rng.standard_normal((b, h, s, d)) * 1.5).astype(np.float16) for _ in range(3))
