@@ -37,6 +37,7 @@ def test_every_type_combination_is_a_variant() -> None:
     for combo in type_combos():
         mine = [v for v in vs if (v.at, v.bt, v.dt) == combo]
         ns = {v.n for v in mine}
+        # mine[0] is a variant without options: those equal to it but for N and form
         plain = {(v.n, v.rs) for v in mine if v == replace(mine[0], n=v.n, rs=v.rs, steps=v.steps)}
         assert len(ns) == 3 and plain == {(n, rs) for n in ns for rs in (False, True)}, combo
     # every option meets both forms, and every N of its family over the combinations

@@ -59,7 +59,7 @@ class StagedFiles:
             os.replace(tmp, final)
         for kept, final in self._special:
             with open(final, "wb") as f:
-                f.write(kept.data)
+                f.write(kept.data if kept.closed else kept.getvalue())
         self._files, self._special = [], []
 
     def discard(self) -> None:
@@ -70,7 +70,8 @@ class StagedFiles:
 
 
 class _Kept(io.BytesIO):
-    """The contents of a special file until the commit (closing it keeps them)."""
+    """The contents of a special file until the commit (closing it keeps them, as closing a
+    BytesIO would discard them)."""
 
     data = b""
 
