@@ -462,6 +462,25 @@ class BarSyncOp(PtxOp):
 
 
 @irdl_op_definition
+class BarNamedOp(PtxOp):
+    """`bar.sync a, b;` or `bar.arrive a, b;` (PTX ISA 9.7.13.1, bar/barrier) with the barrier
+    number `a` in a register (0-15) and `b` threads (a multiple of 32): `sync` arrives and waits
+    until b threads have arrived on barrier a, `arrive` only arrives. Two groups of warps take
+    turns with one barrier each (KernelLowering.take_turn / give_turn)."""
+
+    name = "ptx.bar_named"
+    mode = prop_def(StringAttr)  # "sync" or "arrive"
+    count = prop_def(IntAttr)
+    barrier = operand_def(RegType)
+
+    def __init__(self, mode: str, barrier: SSAValue, count: int):
+        if mode not in ("sync", "arrive") or count % 32:
+            raise ValueError(f"bar.{mode} with {count} threads")
+        super().__init__(operands=[barrier], properties={"mode": _string(mode),
+                                                         "count": IntAttr(count)})
+
+
+@irdl_op_definition
 class MmaSyncOp(PtxOp):
     """`mma.sync.aligned.SHAPE.row.col{.satfinite}.D.A.B.C {d}, {a}, {b}, {c};` (9.7.14.5.14).
 
@@ -883,7 +902,7 @@ PTX = Dialect(
     "ptx",
     [KernelOp, SharedDeclOp, AddOp, SubOp, MulOp, MadOp, FmaOp, DivOp, RemOp, NegOp, MinOp, MaxOp,
      AndOp, OrOp, XorOp, NotOp, ShlOp, ShrOp, CvtOp, CvtaOp, SetpOp, SelpOp, PrmtOp, PrmtIntoOp, MovOp,
-     MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, MmaSyncOp,
+     MovImmOp, MovSpecialOp, PackOp, UnpackOp, LdParamOp, LdOp, StOp, BarSyncOp, BarNamedOp, MmaSyncOp,
      WgmmaFenceOp, WgmmaCommitGroupOp, WgmmaWaitGroupOp, WgmmaMmaAsyncOp, WgmmaMmaAsyncSpOp, FenceProxyAsyncOp,
      CommentOp, BraOp, CbraOp, RetOp, MbarrierInitOp, MbarrierArriveOp, MbarrierExpectTxOp, MbarrierTryWaitParityOp,
      FenceMbarrierInitOp, CpAsyncBulkTensorOp, SetmaxnregOp, MapaOp, BarrierClusterOp, CpAsyncOp, CpAsyncCommitGroupOp,

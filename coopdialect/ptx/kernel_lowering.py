@@ -27,7 +27,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     BFloat16Type,
@@ -210,6 +210,9 @@ def scalar_param(fn: func.FuncOp, i: int, t: Attribute, pname: str) -> tuple[ptx
 Rule = Callable[["KernelLowering", Operation], None]
 RULES: dict[type[Operation], Rule] = {}
 MIN_CTAS_ATTR = "nvvm.minctasm"
+PINGPONG_ATTR = "coop.pingpong"
+"""A unit attribute of a kernel: its warpgroups take turns issuing their products (CUTLASS's
+ping-pong schedule), where the kernel's form allows it (`staged_tma.py`)."""
 # Run by `KernelLowering.run` once the parameters are read and before the body is lowered
 # (lw.cur is the entry block): a rule module that needs kernel-wide state sets it up here.
 SETUP_HOOKS: list[Callable[["KernelLowering"], None]] = []
@@ -222,6 +225,19 @@ def rule(*classes: type[Operation]):
             RULES[c] = fn
         return fn
     return deco
+
+
+def is_matrix_arithmetic(op: Operation) -> bool:
+    """Whether `op` computes on matrices in registers (element-wise ops, conversions, row
+    reductions, per-element functions): where a warpgroup gives its turn."""
+    return isinstance(op, BESIDE_WGMMA) and not isinstance(op, coop.MulAddOp
+                                                           | coop.CompositeConstructOp)
+
+
+def issues_products(op: Operation) -> bool:
+    """Whether `op` or an op in it is a Workgroup-scope `coop.mul_add` (wgmma)."""
+    return any(isinstance(o, coop.MulAddOp) and o.result.type.scope_value == coop.Scope.Workgroup
+               for o in op.walk())
 
 
 @dataclass
@@ -262,8 +278,15 @@ class KernelLowering:
     loop_stack: list[LoopFrame] = field(default_factory=list)  # innermost last
     # extra `.param` CUtensorMaps a setup hook asks for: (parameter name, launch entry)
     tensor_map_params: list[tuple[str, dict]] = field(default_factory=list)
-    # registers that committed, not yet waited-for wgmma groups write (`defer_wgmma_wait`)
-    wgmma_pending: set[SSAValue] = field(default_factory=set)
+    # the registers each committed, not yet waited-for wgmma group writes, oldest first
+    # (`defer_wgmma_wait`)
+    wgmma_groups: list[set[SSAValue]] = field(default_factory=list)
+    # warpgroups that take turns issuing their products (`take_turn`; 0: none), set by the
+    # setup hook that finds the kernel's form allows it, with the ops other than register
+    # arithmetic during which a warpgroup keeps its turn, and whether it holds it here
+    turns: int = 0
+    keeps_turn_also: Callable[[Operation], bool] = lambda op: False
+    turn_held: bool = False
 
     def workgroup_acc_positions(self, op: Operation, t) -> list | None:
         """(row, col) `affine.Aff`s of each Workgroup-scope accumulator element this thread
@@ -471,37 +494,107 @@ class KernelLowering:
             self.lower_op(op)
 
     def defer_wgmma_wait(self, results: list[SSAValue]) -> None:
-        """The wgmma group just committed, which writes `results`, is waited for
-        (`wgmma.wait_group 0`) only before the first op that cannot run beside it
-        (`runs_beside_wgmma`): the next product and the register arithmetic that does not read
-        its results run while the tensor cores work."""
-        self.wgmma_pending.update(results)
+        """The wgmma group just committed, which writes `results`, is waited for only where
+        it must be (`wait_before`): the next product and the register arithmetic that does
+        not read its results run while the tensor cores work."""
+        self.wgmma_groups.append(set(results))
 
-    def wait_wgmma(self) -> None:
-        """Wait for every committed wgmma group (if one is pending)."""
-        if self.wgmma_pending:
-            self.emit(ptx.WgmmaWaitGroupOp(0))
-            self.wgmma_pending.clear()
+    def wait_wgmma(self, keep: int = 0) -> None:
+        """`wgmma.wait_group keep`: wait until at most the `keep` latest committed groups are
+        pending (groups complete in the order they were committed, PTX ISA 9.7.15.7.3)."""
+        if len(self.wgmma_groups) > keep:
+            self.emit(ptx.WgmmaWaitGroupOp(keep))
+            del self.wgmma_groups[:len(self.wgmma_groups) - keep]
 
     def runs_beside_wgmma(self, op: Operation) -> bool:
-        """Whether `op` may be lowered while wgmma groups are in flight: register arithmetic
-        of this block (no memory, barrier or branch; a Row reduction is warp shuffles) that
-        reads none of their results."""
+        """Whether `op` may be lowered while wgmma groups are in flight, as long as it reads
+        none of their results: register arithmetic of this block (no memory, barrier or
+        branch; a Row reduction is warp shuffles)."""
         if op.dialect_name() in SCALAR_DIALECTS:
             return True
-        if not isinstance(op, BESIDE_WGMMA) or (isinstance(op, nv2.ReduceOp)
-                                                and op.reduce.data != nv2.REDUCE_ROW):
-            return False
+        return isinstance(op, BESIDE_WGMMA) and not (isinstance(op, nv2.ReduceOp)
+                                                     and op.reduce.data != nv2.REDUCE_ROW)
+
+    def wait_before(self, op: Operation) -> None:
+        """The wait `op` needs: every pending group before an op that cannot run beside them;
+        before one that can, the groups up to the latest whose results it reads."""
+        if not self.wgmma_groups:
+            return
+        if not self.runs_beside_wgmma(op):
+            return self.wait_wgmma()
+        regs = set()
         for v in op.operands:
-            regs = getattr(self.vmap.get(v), "regs", None)
-            if regs is not None and not self.wgmma_pending.isdisjoint(regs):
-                return False
-        return True
+            regs.update(getattr(self.vmap.get(v), "regs", ()))
+        read = [i for i, g in enumerate(self.wgmma_groups) if not g.isdisjoint(regs)]
+        if read:
+            self.wait_wgmma(len(self.wgmma_groups) - 1 - read[-1])
+
+    # -- turns (PINGPONG_ATTR) --------------------------------------------------------------
+
+    def _turn_barriers(self) -> tuple[SSAValue, SSAValue]:
+        """(this warpgroup's barrier, the next one's): 1 + w and 1 + (w + 1) mod W."""
+        def make() -> tuple[SSAValue, SSAValue]:
+            w = self.inst(ptx.ShrOp, ".u32", [self.linear_tid(), self.imm("b32", "7")], "b32", True)
+            mine = self.inst(ptx.AddOp, ".u32", [w, self.imm("b32", "1")], "b32", True)
+            last = self.inst(ptx.SetpOp, ".eq.u32", [w, self.imm("b32", str(self.turns - 1))],
+                             "pred", True)
+            nxt = self.inst(ptx.SelpOp, ".b32", [self.imm("b32", "1"), self.inst(
+                ptx.AddOp, ".u32", [mine, self.imm("b32", "1")], "b32", True), last], "b32", True)
+            return mine, nxt
+        if "turn barriers" not in self.__dict__:
+            self.__dict__["turn barriers"] = make()
+        return self.__dict__["turn barriers"]
+
+    def take_turn(self) -> None:
+        """Before a warpgroup issues products: wait for its turn (`bar.sync` on its barrier,
+        which the warpgroup before it arrives on when it gives the turn)."""
+        if self.turns and not self.turn_held:
+            self.emit(ptx.BarNamedOp("sync", self._turn_barriers()[0], 256))
+            self.turn_held = True
+
+    def give_turn(self) -> None:
+        """Hand the turn to the next warpgroup (`bar.arrive` on its barrier)."""
+        if self.turn_held:
+            self.emit(ptx.BarNamedOp("arrive", self._turn_barriers()[1], 256))
+            self.turn_held = False
+
+    def first_turn(self) -> None:
+        """At the kernel's start: the last warpgroup gives warpgroup 0 its first turn."""
+        mine, _ = self._turn_barriers()
+        last = self.inst(ptx.SetpOp, ".eq.u32", [mine, self.imm("b32", str(self.turns))], "pred")
+        then, join = self.new_block(), Block()
+        self.emit(ptx.CbraOp(last, then, join))
+        self.cur = then
+        self.emit(ptx.BarNamedOp("arrive", self.imm("b32", "1"), 256))
+        self.emit(ptx.BraOp(join))
+        self.blocks.append(join)
+        self.cur = join
+
+    def keeps_turn(self, op: Operation) -> bool:
+        """Whether a warpgroup holding the turn keeps it over `op`: register arithmetic, loops
+        (a loop that issues products takes the turn on entry and at its back edge) and what
+        the setup hook allows (the bulk-copy staging, which waits on no other warpgroup's
+        turn); anything else might wait on a warpgroup waiting for the turn."""
+        if isinstance(op, scf.ForOp):
+            return issues_products(op)
+        if isinstance(op, scf.IfOp):  # (the staging's refill, for one)
+            return not issues_products(op) and all(self.keeps_turn(o) for o in op.walk()
+                                                   if o is not op)
+        return (op.dialect_name() in SCALAR_DIALECTS or isinstance(op, scf.YieldOp)
+                or (isinstance(op, BESIDE_WGMMA) and not (isinstance(op, nv2.ReduceOp)
+                                                         and op.reduce.data != nv2.REDUCE_ROW))
+                or self.keeps_turn_also(op))
 
     def lower_op(self, op: Operation) -> None:
         """Lower one op by its rule (a warp role of a staged kernel overrides this)."""
-        if self.wgmma_pending and not self.runs_beside_wgmma(op):
-            self.wait_wgmma()
+        if self.turns:
+            if not self.keeps_turn(op) or is_matrix_arithmetic(op):
+                self.give_turn()
+            if isinstance(op, scf.ForOp) and issues_products(op) or (
+                    isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.ForOp)
+                    and issues_products(op.parent_op())):
+                self.take_turn()
+        self.wait_before(op)
         fn = RULES.get(type(op))
         if fn is None:
             raise op_error(op, f"has no PTX lowering (convert-coop-to-ptx, target {self.target})")
@@ -511,6 +604,11 @@ class KernelLowering:
             raise
         except DiagnosticException as e:  # a helper's refusal that does not know the op
             raise op_error(op, str(e)) from None
+        if self.turns and (isinstance(op, scf.ForOp) and issues_products(op)
+                           or isinstance(op, coop.MulAddOp) and not self.loop_stack):
+            # what follows a loop or a product outside loops may wait for a copy that the last
+            # warpgroup commits in the same turn (a drain, the next loop's first groups)
+            self.give_turn()
 
     def run(self) -> ptx.KernelOp:
         fn = self.fn

@@ -108,6 +108,8 @@ def _inst_text_of(op: Operation, n: _Names) -> str:
         return f"st{op.mods.data} {_addr(n[op.addr], op.offset.data)}, {src};"
     if isinstance(op, ptx.BarSyncOp):
         return f"bar.sync {op.barrier.data};"
+    if isinstance(op, ptx.BarNamedOp):
+        return f"bar.{op.mode.data} {n[op.barrier]}, {op.count.data};"
     if isinstance(op, ptx.MmaSyncOp):
         a, b, c = op.groups()
         groups = [[n[v] for v in g] for g in (op.outs, a, b, c)]

@@ -30,7 +30,7 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
   strides in bytes, the box 64 x rows x 1 ..., swizzle 128B). Groups are numbered by the
   commits before them, g; full[g mod B] and empty[g mod B] are mbarriers, B = 2S (a thread
   releases a group at its next wait, so after a `wait 0` up to S - 1 groups are waited for and
-  not yet released). Thread 0 alone copies: before the first copy into a slot after a wait it
+  not yet released). Thread 0 alone copies (see Turns): before the first copy into a slot after a wait it
   waits until every thread has passed that wait (empty of the last group released there),
   before re-arming full[g mod B] until group g - B was released, then `mbarrier.expect_tx` of
   the box's bytes and one `cp.async.bulk.tensor` per panel at the layout's offsets
@@ -44,6 +44,15 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
 
 The counters (groups committed, waited for, released) are registers every thread keeps alike
 (commits and waits are workgroup-uniform), carried through the loops that commit or wait.
+
+**Turns** (`coop.pingpong` on the kernel, KernelLowering.take_turn): the warpgroups take turns
+issuing their products where `_turns` finds it safe, and the copying thread is then the last
+warpgroup's first (128·(W−1)) instead of thread 0. A warpgroup holding the turn may wait on
+full[] at a loop's top and, as the copier, on empty[]: the groups it waits for were committed
+by the copier at least one trip earlier (every staged loop has 2 stages or more, and each trip
+gives the turn at its arithmetic), in a turn that ended before this one began; and the warps
+whose release the copier waits for passed the same wait in their own turn, which comes before
+the copier's (it is last). Outside the loops no turn is held across a staging op.
 """
 
 from __future__ import annotations
@@ -69,7 +78,9 @@ from coopdialect.dialects.coop_async import (
 from coopdialect.ptx import wgmma as wg
 from coopdialect.ptx.affine import Arith
 from coopdialect.ptx.host_values import layout_fields
-from coopdialect.ptx.kernel_lowering import RULES, SETUP_HOOKS, Buf, KernelLowering, LoopFrame, Scalar
+from coopdialect.ptx.kernel_lowering import (PINGPONG_ATTR, RULES, SETUP_HOOKS, Buf, KernelLowering,
+                                             LoopFrame, Scalar, is_matrix_arithmetic,
+                                             issues_products)
 from coopdialect.ptx.pipelined_launch import tensor_map_type
 from coopdialect.ptx.pipelined_plan import STAGES_ATTR
 from coopdialect.ptx.scalar_rules import open_loop
@@ -98,7 +109,8 @@ class _State:
     full: SSAValue  # .b32 shared address of full[0]; empty[0] is 8 * B bytes on
     empty: SSAValue
     tmaps: dict[int, SSAValue]  # argument -> generic address of its tensor map param
-    issuer: SSAValue  # pred: thread 0
+    issuer: SSAValue  # pred: the thread that copies (thread 0, or with turns the last
+    issuer_tid: int   # warpgroup's first)
     counters: list[SSAValue] = field(default_factory=list)  # [committed, waited, released]
 
 
@@ -182,11 +194,43 @@ def _state(lw: KernelLowering) -> _State | None:
     return lw.__dict__.get("_tma")
 
 
+def _turns(lw: KernelLowering) -> tuple[int, str]:
+    """(warpgroups that take turns, why none do): `PINGPONG_ATTR` (module docstring)."""
+    fn = lw.fn
+    x, y, z = lw.workgroup_size
+    n = x * y * z
+    if n % 128 or not 2 <= n // 128 <= 15:
+        return 0, f"{n} invocations are not 2 to 15 warpgroups"
+    for op in fn.walk():
+        if isinstance(op, scf.ForOp) and STAGES_ATTR in op.attributes \
+                and op.attributes[STAGES_ATTR].value.data < 2:
+            return 0, "a loop of one stage would wait for a copy the same turn issues"
+        if isinstance(op, coop.MulAddOp) and op.result.type.scope_value == coop.Scope.Workgroup:
+            p = op.parent_op()
+            while p is not fn:
+                if not isinstance(p, scf.ForOp):
+                    return 0, f"a product inside {p.name}"
+                p = p.parent_op()
+        if isinstance(op, scf.ForOp) and issues_products(op) and not any(
+                is_matrix_arithmetic(o) or isinstance(o, scf.ForOp) and issues_products(o)
+                for o in op.body.walk()):
+            return 0, "a loop of products without arithmetic on matrices (it would never " \
+                      "give the turn)"
+    return n // 128, ""
+
+
 def _setup(lw: KernelLowering) -> None:
-    """Barriers (thread 0 initializes them, then one bar.sync), tensor-map params, counters."""
+    """Barriers (thread 0, or with turns the last warpgroup's first thread, initializes them,
+    then one bar.sync), tensor-map params, counters; with turns, warpgroup 0's first turn."""
     p = plan(lw)
     if p is None:
+        if PINGPONG_ATTR in lw.fn.attributes:
+            lw.comment(f"{PINGPONG_ATTR} not applied: the kernel's copies are not all bulk "
+                       "tensor copies (pipeline-coop-loads on sm_90a)")
         return
+    turns, why = _turns(lw) if PINGPONG_ATTR in lw.fn.attributes else (0, "")
+    if why:
+        lw.comment(f"{PINGPONG_ATTR} not applied: {why}")
     name = lw.fn.sym_name.data
     tmaps = {}
     for i, entry in sorted(p.maps.items()):
@@ -202,7 +246,8 @@ def _setup(lw: KernelLowering) -> None:
     full = lw.inst(ptx.CvtOp, ".u32.u64", [bars], "b32")
     empty = lw.inst(ptx.AddOp, ".u32", [full, lw.imm("b32", str(8 * S))], "b32")
     x, y, z = lw.workgroup_size
-    issuer = lw.inst(ptx.SetpOp, ".eq.u32", [lw.linear_tid(), lw.imm("b32", "0")], "pred")
+    issuer = lw.inst(ptx.SetpOp, ".eq.u32", [lw.linear_tid(), lw.imm(
+        "b32", str(128 * (turns - 1) if turns else 0))], "pred")
     init, after = lw.new_block(), Block()
     lw.emit(ptx.CbraOp(issuer, init, after))
     lw.cur = init
@@ -215,7 +260,18 @@ def _setup(lw: KernelLowering) -> None:
     lw.cur = after
     lw.emit(ptx.BarSyncOp(0))
     zero = lw.imm("b32", "0")
-    lw.__dict__["_tma"] = _State(p, full, empty, tmaps, issuer, [zero, zero, zero])
+    st = _State(p, full, empty, tmaps, issuer, 128 * (turns - 1) if turns else 0,
+                [zero, zero, zero])
+    lw.__dict__["_tma"] = st
+    if turns:
+        lw.turns = turns
+        lw.keeps_turn_also = lambda op: isinstance(op, _STAGING) or (
+            isinstance(op, coop.LoadOp) and op.pointer in p.buffers)
+        lw.first_turn()
+
+
+# the staging's ops, which wait for no warpgroup that waits for the turn (module docstring)
+_STAGING = (AllocWorkgroupOp, AsyncCopyTensorOp, AsyncCommitGroupOp, AsyncWaitGroupOp)
 
 
 SETUP_HOOKS.append(_setup)
@@ -323,7 +379,7 @@ def _copy(lw: KernelLowering, op: AsyncCopyTensorOp) -> None:
     dst = lw.inst(ptx.CvtOp, ".u32.u64",
                   [lw.reg(lw.index_op("add", Scalar(IndexType(), reg=base), off))], "b32")
     tmap = st.tmaps[op.source.index]
-    lw.comment(f"{op.name} {rows}x{cols}: thread 0, {cols // PANEL} bulk tensor copies of "
+    lw.comment(f"{op.name} {rows}x{cols}: thread {st.issuer_tid}, {cols // PANEL} bulk tensor copies of "
                f"{rows}x{PANEL} (128B swizzle)")
 
     def issue():

@@ -421,23 +421,29 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
             # the 16 bytes are zero-filled (as CUTLASS's cp_async_zfill)
             m_, k_ = (r, c) if is_a else (c, r)
             so = smem_offset(ar, m_, k_, mn, es, mn_major)
-            size = None if keep is True else lw.inst(
+            # (keep False: the group is known to lie outside, as a block before the first)
+            size = None if keep is True else lw.imm("b32", "0") if keep is False else lw.inst(
                 ptx.SelpOp, ".b32", [lw.imm("b32", "16"), lw.imm("b32", "0"), keep], "b32")
             lw.emit(ptx.CpAsyncOp(smem_reg(lw, ar, smem, so), a, 16, size, so.const, off))
             continue
         if keep is not True:
             # a discarded group reads the memref's first 16 bytes instead (aligned, no fault),
             # then takes the fill words
-            if off:
-                a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
-            a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
+            if keep is False:
+                a, off = buf.base, 0
+            else:
+                if off:
+                    a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
+                a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
         if wide:
             words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
         else:  # the same group, element by element (a base that is not 16-byte aligned)
             halves = [lw.emit(ptx.LdOp(f".{buf.space}.b16", a, off + 2 * i, [ptx.B16])).outs[0]
                       for i in range(8)]
             words = [lw.emit(ptx.PackOp(".b32", halves[i:i + 2], ptx.B32)).out for i in (0, 2, 4, 6)]
-        if keep is not True:
+        if keep is False:  # (no fill word: Undefined, any value will do)
+            words = [got[3]] * 4 if got[3] is not None else words
+        elif keep is not True:
             words = [lw.inst(ptx.SelpOp, ".b32", [w, got[3], keep], "b32") for w in words]
         m_, k_ = (r, c) if is_a else (c, r)
         so = smem_offset(ar, m_, k_, mn, es, mn_major)
@@ -706,6 +712,7 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
     ta_ = int(not in_regs and a.mn_major)
     imms = "1" if integer else f"1, 1, 1, {int(b.mn_major)}" if in_regs else \
         f"1, 1, 1, {ta_}, {int(b.mn_major)}"
+    lw.take_turn()
     lw.emit(ptx.WgmmaFenceOp())
     for j, n0, w, dsa, dsb in steps:
         part = regs[j][n0 // 2:(n0 + w) // 2]
