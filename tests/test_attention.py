@@ -103,6 +103,27 @@ def test_overlap_computes_the_same_bits(causal):
                               b.view(np.uint16 if b.itemsize == 2 else np.uint32))
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("seq", [150, 16])
+def test_late_pv_computes_the_same_bits(causal, seq):
+    """`late_pv` (a block's P V issued in the next trip, after its Q Kᵀ; the last one after
+    the loops) computes O = a·O + P V in the same order: the interpreter gives the plain
+    kernel's bits, at a cut last block, several query blocks, and a sequence of one block."""
+    import dataclasses
+
+    cfg = AttentionConfig(32, "f16", 64, 16, 128)
+    rng = np.random.default_rng(19 + causal)
+    q, k, v = _data(rng, 1, 2, seq, cfg.head_dim, cfg.dtype, 1.5)
+    plain = _run(attention_module([cfg]), cfg.name, q, k, v, 0.2, causal, cfg)
+    late = dataclasses.replace(cfg, late_pv=True)
+    text = attention_module([late])
+    assert text.count("coop.mul_add %pp") == 2 and "coop.mul_add %res#3" in text
+    got = _run(text, late.name, q, k, v, 0.2, causal, late)
+    for a, b in zip(plain, got):
+        assert np.array_equal(a.view(np.uint16 if a.itemsize == 2 else np.uint32),
+                              b.view(np.uint16 if b.itemsize == 2 else np.uint32))
+
+
 def test_masked_and_cut_rows_are_not_written():
     """Rows past S are dropped by the store (the memref holds exactly B*H*S rows); a causal row
     ignores later keys: changing them leaves the row's output unchanged."""
@@ -167,8 +188,10 @@ def _op_by_op(cfg: AttentionConfig):
     (AttentionConfig(16, "f16", 64, 32, 128), 40, True, 0),
     (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0),
     (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 0),
-    (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 2)],
-    ids=["d16_bn32_causal", "d32_bn16_bf16", "d64_bn16_causal", "d64_bn16_causal_unaligned"])
+    (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 2),
+    (AttentionConfig(32, "f16", 64, 16, 128, late_pv=True), 70, True, 0)],
+    ids=["d16_bn32_causal", "d32_bn16_bf16", "d64_bn16_causal", "d64_bn16_causal_unaligned",
+         "d32_bn16_causal_late_pv"])
 def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
     """The op-by-op PTX (wgmma QKᵀ, Row reductions in registers, P·V with A in registers,
     ex2.approx modelled as the exact value rounded once, as the interpreter's exp2) on the
@@ -224,9 +247,11 @@ def _staged_kernel(cfg: AttentionConfig, s: int, causal: bool, stages: int):
     (AttentionConfig(64, "f16", 64, 16, 128), 70, True, 2, 3),
     (AttentionConfig(32, "bf16", 64, 16, 128), 20, False, 0, 2),
     (AttentionConfig(64, "f16", 64, 16, 128, overlap=True), 70, True, 0, 3),
-    (AttentionConfig(32, "f16", 64, 32, 128, overlap=True), 100, False, 0, 2)],
+    (AttentionConfig(32, "f16", 64, 32, 128, overlap=True), 100, False, 0, 2),
+    (AttentionConfig(64, "f16", 64, 16, 128, late_pv=True), 70, True, 0, 3),
+    (AttentionConfig(32, "f16", 64, 32, 128, late_pv=True), 100, False, 0, 2)],
     ids=["d16_s2_causal", "d64_s3_causal", "d64_s3_causal_unaligned", "d32_bf16_s2",
-         "d64_s3_causal_overlap", "d32_s2_overlap"])
+         "d64_s3_causal_overlap", "d32_s2_overlap", "d64_s3_causal_late_pv", "d32_s2_late_pv"])
 def test_staged_ptx_runs_like_the_interpreter(cfg, s, causal, shift, stages):
     """`pipeline-coop-loads{stages=S}` stages K (a 3-D layout read through the view that swaps
     its last two dimensions) and V in both key loops, which share their buffers; the staged
@@ -263,8 +288,10 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
         api.run_pipeline(module, ptx_pipeline(stages))
     text = emit_ptx(module)
     (desc,) = describe(module)["kernels"]
-    # (with `overlap`, key block 0's K tile before the loops, staged by the threads)
-    want = 1024 + 2 * cfg.block_m * d + (stages * 2 + cfg.overlap) * (2 * cfg.block_n * d)
+    # (with `overlap`, key block 0's K tile before the loops, with `late_pv` the last V tile
+    # after them, staged by the threads)
+    want = 1024 + 2 * cfg.block_m * d \
+        + (stages * 2 + cfg.overlap + cfg.late_pv) * (2 * cfg.block_n * d)
     assert desc["dynamic_shared_bytes"] == want > 48 * 1024
     assert f".extern .shared .align 1024 .b8 {cfg.name}_dsmem[];" in text
     assert ".shared .align" not in text.replace(".extern .shared", "")
@@ -286,6 +313,15 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     # overlap: the softmax's ex2 run between a product's commit and its wait
     between = [seg.split("wgmma.wait_group")[0] for seg in text.split("wgmma.commit_group")[1:]]
     assert any("ex2.approx" in seg for seg in between) == cfg.overlap
+    # late_pv: after Q Kᵀ and the previous block's P V, the wait for the older group only
+    # (`wait_group 1`); the softmax's ex2 before the wait for P V
+    late = [seg.split("wgmma.wait_group.sync.aligned 0")[0]
+            for seg in text.split("wgmma.wait_group.sync.aligned 1;")[1:]]
+    assert len(late) == (2 if cfg.late_pv else 0)  # one in each loop
+    assert all("ex2.approx" in seg for seg in late)
+    # pingpong: the last warpgroup's first thread copies (it is last to take each turn)
+    issuer = re.search(r"setp\.eq\.u32 (%p\d+), %r\d+, (%r\d+);\s*@\1 bra", text)
+    assert re.search(rf"mov\.b32 {issuer.group(2)}, {128 if cfg.pingpong else 0};", text)
     # nvvm.minctasm N: N workgroups a multiprocessor, in registers (64K) and in shared memory
     # (228 KB, 1 KB of it reserved a workgroup); without it, one
     ctas = cfg.min_ctas or 1
@@ -296,6 +332,73 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     spilled = int(re.search(r"(\d+) bytes spill stores", r.stderr).group(1))
     # two workgroups of D 64 spill 296 bytes at 128 registers, and are still the faster form
     assert spilled <= (512 if ctas > 1 else 0), r.stderr
+
+
+def _tuned_ptx(cfg: AttentionConfig, stages: int, lowering: str = "convert-coop-to-ptx") -> str:
+    from coopdialect.ptx.printer import emit_ptx
+
+    module = _staged(attention_module([cfg]), stages)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        api.run_pipeline(module, lowering)
+    return emit_ptx(module)
+
+
+def test_pingpong_warpgroups_take_turns():
+    """`coop.pingpong` (PTX_TUNED at D 128): the last warpgroup gives warpgroup 0 its first
+    turn; each loop of products takes the turn on entry (`bar.sync` on the warpgroup's own
+    barrier, 256 threads: its 128 and the previous warpgroup's arrival) and gives it at its
+    exit (`bar.arrive` on the next one's). In between, a warpgroup issues wgmma only holding
+    the turn, gives it before its softmax, and never waits at a workgroup barrier while it
+    holds it (the other warpgroup, waiting for the turn, could not arrive)."""
+    cfg, stages = PTX_TUNED[128]
+    assert cfg.pingpong
+    text = _tuned_ptx(cfg, stages)
+    events = re.findall(r"(bar\.sync %r\d+, 256|bar\.arrive %r\d+, 256|bar\.sync 0|"
+                        r"wgmma\.fence|// coop\.per_element_op|// coop\.async_wait_group|"
+                        r"ret;)", text)
+    first = next(i for i, e in enumerate(events) if e.startswith("bar.sync %r"))
+    assert [e.split()[0] for e in events[:first]].count("bar.arrive") == 1  # the first turn
+    held, takes, prev = False, 0, ""
+    for e in events[first:]:
+        if e.startswith("bar.sync %r"):
+            assert not held
+            held, takes = True, takes + 1
+        elif e.startswith("bar.arrive"):
+            assert held
+            held = False
+        elif e == "wgmma.fence":
+            assert held
+        elif e == "// coop.async_wait_group":
+            # held only at a loop's top, entered with the turn: its groups were committed in
+            # earlier turns (after a loop, a drain waits for the last turns' commits)
+            assert not held or prev.startswith("bar.sync %r"), "a wait in the turn"
+        else:  # a softmax, a workgroup barrier, the end
+            assert not held, e
+        prev = e
+    # taken at each loop's entry and back edge (a trip issues Q Kᵀ, then the previous block's
+    # P V: late_pv), and for the last block's P V after them
+    assert takes == 5 and re.search(r"bar\.arrive (%r\d+), 256;", text)
+    # the issuing thread, 128, initializes the mbarriers
+    init = text.split("mbarrier.init")[0].rsplit("setp.eq.u32", 1)[1]
+    reg = re.match(r" %p\d+, %r\d+, (%r\d+);", init).group(1)
+    assert re.search(rf"mov\.b32 {reg}, 128;", text)
+
+
+def test_pingpong_not_applied_is_said():
+    """Where the kernel's form does not allow turns, `coop.pingpong` leaves a comment saying
+    why and no named barrier: cp.async copies (each wait is a workgroup barrier), one
+    warpgroup."""
+    import dataclasses
+
+    cfg, stages = PTX_TUNED[128]
+    text = _tuned_ptx(cfg, stages, "convert-coop-to-ptx{bulk-copies=false}")
+    assert "// coop.pingpong not applied: the kernel's copies are not all bulk tensor" in text
+    assert "bar.arrive" not in text and not re.search(r"bar\.sync %r", text)
+    one = dataclasses.replace(cfg, block_m=64, block_n=64, threads=128)
+    text = _tuned_ptx(one, stages)
+    assert "// coop.pingpong not applied: 128 invocations are not 2 to 15 warpgroups" in text
+    assert "bar.arrive" not in text
 
 
 def test_overlap_ptx_runs_the_softmax_beside_the_next_product(tmp_path):

@@ -40,6 +40,13 @@ per batch and head, rows of the softmax along the keys:
   op-by-op PTX does); past the last block the layout reads rows of zeros. The arithmetic is
   the same, in the same order.
 
+  With `late_pv` they carry P of the previous block instead (T, MatrixA; zeros before the
+  first) and read its V one block back (before block 0 the layout reads rows of zeros): a trip
+  computes S = Q Kᵀ, then O = O + P_prev V_prev (O already scaled by the previous trip), then
+  the softmax and O = a * O; after the loops, O = O + P V of the last block. O = a * O + P V in
+  the same order, so the same bits; the PTX runs the product beside the softmax.
+  `pingpong` adds the kernel attribute `coop.pingpong` (warpgroups taking turns, docs/ptx.md).
+
   It is two loops with the same body: first the key blocks in which no key is masked (wholly
   before S and, causal, wholly at or before the block's first query row), whose scores are only
   scaled (`@scaled`), then the rest with the masks (`@score`);
@@ -87,6 +94,12 @@ class AttentionConfig:
     # issue Q Kᵀ of the next key block before this block's softmax (the scores carried through
     # the loops): a backend that runs a product asynchronously overlaps the two
     overlap: bool = False
+    # coop.pingpong: the warpgroups take turns issuing their products, so that one's softmax
+    # runs while another's products do (PTX, with the bulk-copy staging)
+    pingpong: bool = False
+    # issue P V of a block in the next trip, after that trip's Q Kᵀ (the loops carry P and
+    # read the block's V one trip later): the product runs beside the next block's softmax
+    late_pv: bool = False
 
     @property
     def name(self) -> str:
@@ -104,6 +117,8 @@ class AttentionConfig:
         if self.threads not in (128, 256) or self.block_m != self.threads // 2:
             raise ValueError(f"block_m {self.block_m} with {self.threads} invocations: 64 rows "
                              "per 128 invocations (block_m 64 with 128, 128 with 256)")
+        if self.overlap and self.late_pv:
+            raise ValueError("overlap and late_pv are two forms of one loop: choose one")
         if self.min_ctas < 0:
             raise ValueError(f"min_ctas {self.min_ctas}: 0 (none) or the workgroups per "
                              "multiprocessor")
@@ -117,12 +132,13 @@ EXAMPLE = (AttentionConfig(64, "f16", 128, 64, 256), AttentionConfig(128, "f16",
 # The fastest PTX form measured per head dim (docs/attention.md, "Tiles"): tiles and the stages
 # of `pipeline-coop-loads`, which copies the K and V blocks of iteration t+S-1 at the top of
 # iteration t, by the bulk tensor copy engine, into shared memory the kernel takes dynamically
-# (1 KB of mbarriers + Q + S x (K + V): 81 KB at D 64, 161 KB at D 128). D 64 runs two
-# workgroups a multiprocessor (nvvm.minctasm 2: at most 128 registers a thread); D 128 one, with
-# 128 x 128 tiles (nvvm.minctasm 1: ptxas then takes 227 registers, not 254). `overlap` ran no
-# faster at D 128 (docs/attention.md).
+# (1 KB of mbarriers + Q + S x (K + V), at D 128 also the last V block's tile: 81 KB at D 64,
+# 193 KB at D 128). D 64 runs two workgroups a multiprocessor (nvvm.minctasm 2: at most 128
+# registers a thread); D 128 one, with 128 x 128 tiles, its two warpgroups taking turns
+# (`pingpong`) and each block's P V issued after the next block's Q Kᵀ (`late_pv`): 6 % faster
+# than the plain loop, 10 % causal; each alone gained nothing, and D 64 lost with them (spills).
 PTX_TUNED = {64: (AttentionConfig(64, "f16", 128, 128, 256, 2), 2),
-             128: (AttentionConfig(128, "f16", 128, 128, 256, 1), 2)}
+             128: (AttentionConfig(128, "f16", 128, 128, 256, 1, pingpong=True, late_pv=True), 2)}
 
 
 def ptx_pipeline(stages: int) -> str:
@@ -196,11 +212,41 @@ def _types(c: AttentionConfig, sfx: str) -> list[str]:
             f"!oh{sfx} = !coop.matrix<{bm}x{d}x{t}, Workgroup, MatrixAcc>"]
 
 
-def _block(sfx: str, mem: str, score: str, overlap: bool) -> list[str]:
+def _block(sfx: str, mem: str, score: str, overlap: bool, late_pv: bool = False) -> list[str]:
     """One key block of the online softmax (the body of either loop). With `overlap` the loop
     carries this block's scores %st, computed by the trip before (or before the loop), and
-    computes the next block's, %sn, first."""
+    computes the next block's, %sn, first. With `late_pv` it carries the previous block's P
+    %pp, whose product with that block's V it adds to O after this block's Q Kᵀ."""
     q, kt, v, s, ph, pa, o, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "r"))
+    if late_pv:
+        args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
+        types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
+        return [
+            "    %j32 = arith.index_cast %j : index to i32",
+            "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
+            "    %jp32 = arith.subi %j32, %tbn : i32",
+            "    %lvp = tensor_addr.layout_slice %lt, %bh, %one, %jp32, %tbn, %zero, %td : !L3",
+            f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+            f"    %vp = coop.load_tensor %V, %ov, %lvp : {mem}, {v}, !L3 -> {v}",
+            f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}",
+            "    // the previous block's P V (before the first block: zeros)",
+            f"    %op = coop.mul_add %pp, %vp, %o : {pa}, {v}, {o} -> {o}",
+            f"    %s2 = coop.per_element_op @{score}(%st, {args}) : {s}, {types} -> {s}",
+            f"    %mb = coop.reduce Row %s2, @max : {s} -> {r}",
+            f"    %mn = coop.per_element_op @maximum(%m, %mb) : {r}, {r} -> {r}",
+            f"    %mw = coop.reduce Row %mn, @max : {r} -> {s}",
+            f"    %p = coop.per_element_op @exp2_sub(%s2, %mw) : {s}, {s} -> {s}",
+            f"    %a = coop.per_element_op @exp2_sub(%m, %mn) : {r}, {r} -> {r}",
+            f"    %rs = coop.reduce Row %p, @add : {s} -> {r}",
+            f"    %la = coop.fmul %l, %a : {r}",
+            f"    %ln = coop.fadd %la, %rs : {r}",
+            f"    %ao = coop.reduce Row %a, @max : {r} -> {o}",
+            f"    %oa = coop.fmul %op, %ao : {o}",
+            f"    %pt = coop.f_convert %p : {s} -> {ph}",
+            f"    %pm = coop.convert %pt : {ph} -> {pa}",
+            f"    scf.yield %oa, %mn, %ln, %pm : {o}, {r}, {r}, {pa}",
+            "  }",
+        ]
     args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
     types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
     if overlap:
@@ -243,14 +289,18 @@ def _block(sfx: str, mem: str, score: str, overlap: bool) -> list[str]:
 
 def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
     t, d, bm, bn = c.dtype, c.head_dim, c.block_m, c.block_n
-    q, kt, v, s, o, oh, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "o", "oh", "r"))
+    q, kt, v, s, o, oh, r, ph, pa = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "o", "oh", "r",
+                                                            "ph", "pa"))
     mem = f"memref<?x{t}>"
-    n, carried = (4, f", {s}") if c.overlap else (3, "")
+    n, carried = (4, f", {s}") if c.overlap else (4, f", {pa}") if c.late_pv else (3, "")
+    init4 = ", %st = %s0" if c.overlap else ", %pp = %p0" if c.late_pv else ""
+    next4 = ", %st = %full#3" if c.overlap else ", %pp = %full#3" if c.late_pv else ""
     body = [
         f"func.func @{c.name}(%Q: {mem}, %K: {mem}, %V: {mem}, %O: {mem}, %LSE: memref<?xf32>, "
         "%B: i32, %H: i32, %S: i32, %scale: f32, %causal: i32)",
         f"    attributes {{coop.workgroup_size = array<i32: {c.threads}, 1, 1>,",
         *([f"                nvvm.minctasm = {c.min_ctas} : i32,"] if c.min_ctas else []),
+        *(["                coop.pingpong,"] if c.pingpong else []),
         f"                coop.grid = affine_map<()[s0, s1, s2, s3] -> (s2 ceildiv {bm}, s1, s0)>}} {{",
         "  %c0 = arith.constant 0 : index",
         f"  %cbn = arith.constant {bn} : index",
@@ -306,15 +356,27 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
            "  %lk0 = tensor_addr.layout_slice %lt, %bh, %one, %zero, %tbn, %zero, %td : !L3",
            f"  %k0 = coop.load_tensor %K, %okt, %lk0 view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
            f"  %s0 = coop.mul_add %qt, %k0, %zs : {q}, {kt}, {s} -> {s}"] if c.overlap else []),
+        *([f"  %ph0 = coop.composite_construct %zh : {t} -> {ph}",
+           f"  %p0 = coop.convert %ph0 : {ph} -> {pa}"] if c.late_pv else []),
         f"  %full:{n} = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr"
-        f"{', %st = %s0' if c.overlap else ''}) -> ({o}, {r}, {r}{carried}) {{",
-        *_block(sfx, mem, "scaled", c.overlap),
+        f"{init4}) -> ({o}, {r}, {r}{carried}) {{",
+        *_block(sfx, mem, "scaled", c.overlap, c.late_pv),
         f"  %res:{n} = scf.for %j = %uend to %kend step %cbn "
-        f"iter_args(%o = %full#0, %m = %full#1, %l = %full#2{', %st = %full#3' if c.overlap else ''})"
+        f"iter_args(%o = %full#0, %m = %full#1, %l = %full#2{next4})"
         f" -> ({o}, {r}, {r}{carried}) {{",
-        *_block(sfx, mem, "score", c.overlap),
+        *_block(sfx, mem, "score", c.overlap, c.late_pv),
+        *(["  // the last block's P V: its V at the last multiple of block_n before kend",
+           "  %kb = arith.addi %kend32, %tbn : i32",
+           "  %kb1 = arith.subi %kb, %one : i32",
+           "  %nk = arith.divsi %kb1, %tbn : i32",
+           "  %nk1 = arith.subi %nk, %one : i32",
+           "  %jl32 = arith.muli %nk1, %tbn : i32",
+           "  %lvl = tensor_addr.layout_slice %lt, %bh, %one, %jl32, %tbn, %zero, %td : !L3",
+           f"  %vl = coop.load_tensor %V, %ov, %lvl : {mem}, {v}, !L3 -> {v}",
+           f"  %ol = coop.mul_add %res#3, %vl, %res#0 : {pa}, {v}, {o} -> {o}"]
+          if c.late_pv else []),
         f"  %lo = coop.reduce Row %res#2, @max : {r} -> {o}",
-        f"  %of = coop.fdiv %res#0, %lo : {o}",
+        f"  %of = coop.fdiv {'%ol' if c.late_pv else '%res#0'}, %lo : {o}",
         f"  %oc = coop.f_convert %of : {o} -> {oh}",
         f"  coop.store_tensor %oc, %O, %lq : {oh}, {mem}, !L3",
         "  // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped",

@@ -127,15 +127,21 @@ def test_within_the_bound(request, device, index, causal) -> None:
     assert (np.abs(got[1].astype(np.float64) - want[1].astype(np.float64)) <= bl + il).all()
 
 
+FORMS = {"tuned": {}, "plain": {"pingpong": False, "late_pv": False},
+         "overlap": {"pingpong": False, "late_pv": False, "overlap": True}}
+
+
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("d,overlap", [(64, False), (128, False), (128, True)])
-def test_tuned_staged_ptx_within_the_bound(cuda, d, overlap, causal) -> None:
+@pytest.mark.parametrize("d,form", [(64, "tuned"), (128, "tuned"), (128, "plain"),
+                                    (128, "overlap")])
+def test_tuned_staged_ptx_within_the_bound(cuda, d, form, causal) -> None:
     """The benchmark's PTX kernels (PTX_TUNED: tiles past 48 KB, K and V copied S-1 blocks ahead
     after pipeline-coop-loads, by the bulk tensor copy engine into swizzled tiles, mbarriers
-    between copies and reads), and D 128's in the overlap form (the next block's product in
-    flight during the softmax), at a sequence length that cuts query and key blocks (the
-    engine's zero fill past S): within the device's bound of the float64 model and of the
-    interpreter's results."""
+    between copies and reads; at D 128 the warpgroups taking turns and each P V issued a trip
+    late), and D 128's plain loop and its overlap form (the next block's product in flight
+    during the softmax), at a sequence length that cuts query and key blocks (the engine's
+    zero fill past S; the block before the first, which late_pv reads, is all zero fill):
+    within the device's bound of the float64 model and of the interpreter's results."""
     import dataclasses
     import warnings
 
@@ -145,7 +151,7 @@ def test_tuned_staged_ptx_within_the_bound(cuda, d, overlap, causal) -> None:
     from coopdialect.kernels.attention_bound import error_bound, row_stats
 
     cfg, stages = PTX_TUNED[d]
-    cfg = dataclasses.replace(cfg, overlap=overlap)
+    cfg = dataclasses.replace(cfg, **FORMS[form])
     b, h, s = 1, 2, 333
     rng = np.random.default_rng(d + causal)
     q, k, v = ((rng.standard_normal((b, h, s, d)) * 1.5).astype(np.float16) for _ in range(3))
