@@ -218,38 +218,19 @@ def _block(sfx: str, mem: str, score: str, overlap: bool, late_pv: bool = False)
     computes the next block's, %sn, first. With `late_pv` it carries the previous block's P
     %pp, whose product with that block's V it adds to O after this block's Q Kᵀ."""
     q, kt, v, s, ph, pa, o, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "r"))
+    args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
+    types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
+    k = f"coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}"
     if late_pv:
-        args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
-        types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
-        return [
-            "    %j32 = arith.index_cast %j : index to i32",
-            "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
+        scores = [
             "    %jp32 = arith.subi %j32, %tbn : i32",
             "    %lvp = tensor_addr.layout_slice %lt, %bh, %one, %jp32, %tbn, %zero, %td : !L3",
-            f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+            f"    %k = {k}",
             f"    %vp = coop.load_tensor %V, %ov, %lvp : {mem}, {v}, !L3 -> {v}",
             f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}",
             "    // the previous block's P V (before the first block: zeros)",
-            f"    %op = coop.mul_add %pp, %vp, %o : {pa}, {v}, {o} -> {o}",
-            f"    %s2 = coop.per_element_op @{score}(%st, {args}) : {s}, {types} -> {s}",
-            f"    %mb = coop.reduce Row %s2, @max : {s} -> {r}",
-            f"    %mn = coop.per_element_op @maximum(%m, %mb) : {r}, {r} -> {r}",
-            f"    %mw = coop.reduce Row %mn, @max : {r} -> {s}",
-            f"    %p = coop.per_element_op @exp2_sub(%s2, %mw) : {s}, {s} -> {s}",
-            f"    %a = coop.per_element_op @exp2_sub(%m, %mn) : {r}, {r} -> {r}",
-            f"    %rs = coop.reduce Row %p, @add : {s} -> {r}",
-            f"    %la = coop.fmul %l, %a : {r}",
-            f"    %ln = coop.fadd %la, %rs : {r}",
-            f"    %ao = coop.reduce Row %a, @max : {r} -> {o}",
-            f"    %oa = coop.fmul %op, %ao : {o}",
-            f"    %pt = coop.f_convert %p : {s} -> {ph}",
-            f"    %pm = coop.convert %pt : {ph} -> {pa}",
-            f"    scf.yield %oa, %mn, %ln, %pm : {o}, {r}, {r}, {pa}",
-            "  }",
-        ]
-    args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
-    types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
-    if overlap:
+            f"    %o1 = coop.mul_add %pp, %vp, %o : {pa}, {v}, {o} -> {o}"]
+    elif overlap:
         scores = [
             "    %jn = arith.addi %j, %cbn : index",
             "    %jn32 = arith.index_cast %jn : index to i32",
@@ -260,9 +241,15 @@ def _block(sfx: str, mem: str, score: str, overlap: bool, late_pv: bool = False)
             f"    %sn = coop.mul_add %qt, %kn, %zs : {q}, {kt}, {s} -> {s}"]
     else:
         scores = [
-            f"    %k = coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}",
+            f"    %k = {k}",
             f"    %vb = coop.load_tensor %V, %ov, %lkv : {mem}, {v}, !L3 -> {v}",
             f"    %st = coop.mul_add %qt, %k, %zs : {q}, {kt}, {s} -> {s}"]
+    if late_pv:  # this block's P is the next trip's (or the loops' end)
+        tail = [f"    scf.yield %oa, %mn, %ln, %pm : {o}, {r}, {r}, {pa}"]
+    else:
+        tail = [f"    %on = coop.mul_add %pm, %vb, %oa : {pa}, {v}, {o} -> {o}",
+                f"    scf.yield %on, %mn, %ln{', %sn' if overlap else ''} : {o}, {r}, {r}"
+                f"{', ' + s if overlap else ''}"]
     return [
         "    %j32 = arith.index_cast %j : index to i32",
         "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
@@ -277,12 +264,10 @@ def _block(sfx: str, mem: str, score: str, overlap: bool, late_pv: bool = False)
         f"    %la = coop.fmul %l, %a : {r}",
         f"    %ln = coop.fadd %la, %rs : {r}",
         f"    %ao = coop.reduce Row %a, @max : {r} -> {o}",
-        f"    %oa = coop.fmul %o, %ao : {o}",
+        f"    %oa = coop.fmul {'%o1' if late_pv else '%o'}, %ao : {o}",
         f"    %pt = coop.f_convert %p : {s} -> {ph}",
         f"    %pm = coop.convert %pt : {ph} -> {pa}",
-        f"    %on = coop.mul_add %pm, %vb, %oa : {pa}, {v}, {o} -> {o}",
-        f"    scf.yield %on, %mn, %ln{', %sn' if overlap else ''} : {o}, {r}, {r}"
-        f"{', ' + s if overlap else ''}",
+        *tail,
         "  }",
     ]
 
