@@ -49,6 +49,64 @@ def sass_of(ptx_text: str, tmp: Path, ptxas: str = "ptxas", arch: str = "sm_90a"
     return run_once("sass", [arch.encode(), ptx_text.encode()], disassemble).decode()
 
 
+def sass_of_many(ptx_texts: list[str], tmp: Path, ptxas: str = "ptxas",
+                 arch: str = "sm_90a") -> list[str]:
+    """`[sass_of(t, tmp, ptxas, arch) for t in ptx_texts]`, from one ptxas and one nvdisasm run
+    over one module holding every text's kernels: nvdisasm spends ~0.8 s of CPU starting up,
+    whatever it disassembles (a one-instruction kernel too), several times what ptxas takes on a
+    pipelined kernel. Text i's names that start with one of its kernels' names (the kernel, its
+    parameters, its dynamic shared memory) get the prefix `mI_`, so the texts' symbols stay
+    apart; each text's SASS is the disassembly's functions of its kernels, in order. Where the
+    merged module does not assemble, each text goes through `sass_of` alone, so that ptxas's
+    error names the text that has it. Once per (texts, arch) in a test run (`run_once`)."""
+    from validators import run_once
+
+    headers, bodies, names = [], [], []
+    for i, text in enumerate(ptx_texts):
+        head = [ln for ln in text.splitlines() if ln.startswith((".version", ".target", ".address_size"))]
+        body = "\n".join(ln for ln in text.splitlines() if ln not in head)
+        kernels = re.findall(r"\.entry\s+(\w+)", body)
+        assert kernels, f"PTX text {i} holds no .entry"
+        for k in sorted(kernels, key=len, reverse=True):
+            body = re.sub(rf"\b{re.escape(k)}", f"m{i}_{k}", body)
+        headers.append(head)
+        bodies.append(body)
+        names.append([f"m{i}_{k}" for k in kernels])
+    version = max((h for hs in headers for h in hs if h.startswith(".version")),
+                  key=lambda v: tuple(int(x) for x in v.split()[1].split(".")))
+    rest = {h for hs in headers for h in hs if not h.startswith(".version")}
+    merged = "\n".join([version, *sorted(rest, reverse=True), *bodies]) + "\n"
+
+    def disassemble() -> bytes:
+        src, cubin = tmp / "many.ptx", tmp / "many.cubin"
+        src.write_text(merged)
+        r = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(cubin)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return b""
+        tool = nvdisasm()
+        assert tool, "nvdisasm not found (pip install nvidia-cuda-nvdisasm: the test extras)"
+        return subprocess.run([tool, "-c", str(cubin)], check=True, capture_output=True).stdout
+
+    whole = run_once("sass-many", [arch.encode(), *(t.encode() for t in ptx_texts)],
+                     disassemble).decode()
+    if not whole:
+        return [sass_of(t, tmp, ptxas, arch) for t in ptx_texts]
+    # nvdisasm starts each function's section with `//---...--- .text.NAME  ---...`
+    sections = re.split(r"^(?=//-+ \.text\.)", whole, flags=re.M)
+    of = {}
+    for sec in sections:
+        m = re.match(r"//-+ \.text\.(\w+)\s", sec)
+        if m:
+            of[m.group(1)] = sec
+    out = []
+    for i, ks in enumerate(names):
+        missing = [k for k in ks if k not in of]
+        assert not missing, f"no SASS for {missing} in nvdisasm's output"
+        out.append("".join(of[k] for k in ks))
+    return out
+
+
 @dataclass
 class Inst:
     addr: str

@@ -341,19 +341,21 @@ def test_sparse_in_flight_keeps_one_batch_running(tmp_path: Path, k: int, in_fli
         assert sum(1 for ln in lines if ln.startswith(f"mov.b32 {w},")) == 1
 
 
-@pytest.mark.parametrize("dt", ["f16", "s8", "e4m3"])
-@pytest.mark.parametrize("extra", ["", "{persistent=true}"])
 def test_sparse_in_flight_sass_keeps_each_sp_meta_register_until_its_batch_retires(
-        tmp_path: Path, dt: str, extra: str) -> None:
+        tmp_path: Path) -> None:
     """In ptxas's SASS of the 2:4 pipeline with a batch in flight, no path from a sparse MMA to
     the WARPGROUP.DEPBAR that retires it writes the MMA's sp-meta register
-    (tests/sass_check.py; the hardware reads it while the MMA runs)."""
-    from sass_check import sass_of, sp_meta_hazards, sparse_gmma_count
+    (tests/sass_check.py; the hardware reads it while the MMA runs): f16, s8 and e4m3, each
+    plain and persistent, disassembled together (`sass_of_many`: nvdisasm's start-up is most of
+    a disassembly's cost)."""
+    from sass_check import sass_of_many, sp_meta_hazards, sparse_gmma_count
 
-    sass = sass_of(emit_ptx(lower(sparse_gemm_wg_ir(256, 512, 1024, dt), 4, extra)), tmp_path,
-                   find_ptxas())
-    assert sparse_gmma_count(sass) == 4
-    assert sp_meta_hazards(sass) == []
+    variants = [(dt, extra) for extra in ("", "{persistent=true}") for dt in ("f16", "s8", "e4m3")]
+    texts = [emit_ptx(lower(sparse_gemm_wg_ir(256, 512, 1024, dt), 4, extra))
+             for dt, extra in variants]
+    for variant, sass in zip(variants, sass_of_many(texts, tmp_path, find_ptxas()), strict=True):
+        assert sparse_gmma_count(sass) == 4, variant
+        assert sp_meta_hazards(sass) == [], variant
 
 
 def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
@@ -368,10 +370,10 @@ def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
 
     from coopdialect.ptx import pipelined_loop, pipelined_sparse
     from coopdialect.ptx.kernel_lowering import RULES
-    from sass_check import parse, sass_of, sp_meta_hazards
+    from sass_check import parse, sass_of_many, sp_meta_hazards
 
     ir = sparse_gemm_wg_ir(256, 512, 1024, "f16")
-    good = sass_of(emit_ptx(lower(ir, 4)), tmp_path, find_ptxas())
+    good_ptx = emit_ptx(lower(ir, 4))
 
     def one_per_trip(lw, op):
         lw.unroll, lw.tied = 1, [None] * 8
@@ -381,7 +383,7 @@ def test_sass_check_finds_sp_meta_registers_written_while_their_batch_runs(
     no_retire = lambda lw: setattr(lw, "live_meta", [])  # noqa: E731
     monkeypatch.setattr(pipelined_loop, "retire_meta", no_retire)
     monkeypatch.setattr(pipelined_sparse, "retire_meta", no_retire)
-    bad = sass_of(emit_ptx(lower(ir, 4)), tmp_path, find_ptxas())
+    good, bad = sass_of_many([good_ptx, emit_ptx(lower(ir, 4))], tmp_path, find_ptxas())
     found = sp_meta_hazards(bad)
     assert len(found) == 2 and all("written at" in f for f in found), found
 
