@@ -24,6 +24,7 @@ from coopdialect import api
 from coopdialect.kernels.attention import (EXAMPLE, PTX_TUNED, AttentionConfig, attention_module,
                                            grid, ptx_pipeline)
 from coopdialect.kernels.attention_bound import error_bound, row_stats
+import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -39,7 +40,7 @@ def _run(text, name, q, k, v, scale, causal, cfg):
     o, lse = np.zeros_like(q), np.zeros((b, h, s), np.float32)
     args = [q.reshape(-1), k.reshape(-1), v.reshape(-1), o.reshape(-1), lse.reshape(-1),
             b, h, s, np.float32(scale), int(causal)]
-    api.run_kernel(api.parse(text), name, args)
+    api.run_kernel(parsed.parse(text), name, args)
     assert grid(cfg, b, h, s) == (-(-s // cfg.block_m), h, b)
     return o, lse
 
@@ -161,7 +162,7 @@ def _interpreted(cfg: AttentionConfig, s: int, causal: bool):
     q, k, v = (rng.integers(-3, 4, s * cfg.head_dim).astype(NP[cfg.dtype]) for _ in range(3))
     text = attention_module([cfg])
     want = [q, k, v, np.zeros_like(q), np.zeros(s, np.float32)]
-    api.run_kernel(api.parse(text), cfg.name, want + [1, 1, s, SIM_SCALE, int(causal)])
+    api.run_kernel(parsed.parse(text), cfg.name, want + [1, 1, s, SIM_SCALE, int(causal)])
     for w in want:
         w.flags.writeable = False
     return text, want
@@ -181,7 +182,7 @@ def _exact_case(cfg: AttentionConfig, s: int, causal: bool):
 @functools.lru_cache(maxsize=None)
 def _op_by_op(cfg: AttentionConfig):
     """The op-by-op PTX kernel of `cfg` (shared by the aligned and the shifted runs)."""
-    return _ptx_kernel(api.parse(attention_module([cfg])), cfg.name)
+    return _ptx_kernel(parsed.parse(attention_module([cfg])), cfg.name)
 
 
 @pytest.mark.parametrize("cfg,s,causal,shift", [
@@ -213,7 +214,7 @@ def test_ptx_runs_like_the_interpreter(cfg, s, causal, shift):
 
 
 def _staged(text: str, stages: int):
-    module = api.parse(text)
+    module = parsed.parse(text)
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         api.run_pipeline(module, f"pipeline-coop-loads{{stages={stages}}}")
@@ -282,7 +283,7 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     from validators import ptxas
 
     cfg, stages = PTX_TUNED[d]
-    module = api.parse(attention_module([cfg]))
+    module = parsed.parse(attention_module([cfg]))
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         api.run_pipeline(module, ptx_pipeline(stages))
@@ -409,7 +410,7 @@ def test_overlap_ptx_runs_the_softmax_beside_the_next_product(tmp_path):
     from validators import ptxas
 
     cfg = AttentionConfig(64, "f16", 128, 64, 256, overlap=True)
-    module = api.parse(attention_module([cfg]))
+    module = parsed.parse(attention_module([cfg]))
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         api.run_pipeline(module, ptx_pipeline(2))
@@ -426,11 +427,11 @@ def test_overlap_ptx_runs_the_softmax_beside_the_next_product(tmp_path):
 def test_spirv_is_valid_and_raises_to_the_same_results(tmp_path):
     from test_raise_spirv import raised
 
-    spirv_val(api.compile_to_spirv(api.parse_file(str(ROOT / "examples/attention.mlir"))),
+    spirv_val(api.compile_to_spirv(parsed.parse_file(str(ROOT / "examples/attention.mlir"))),
               tmp_path, "attention.spv")
     cfg = AttentionConfig(32, "f16", 64, 16, 128)
     text = attention_module([cfg])
-    module, name = raised(api.compile_to_spirv(api.parse(text)))
+    module, name = raised(api.compile_to_spirv(parsed.parse(text)))
     rng = np.random.default_rng(5)
     q, k, v = _data(rng, 1, 2, 50, 32, "f16")
     for causal in (False, True):
@@ -446,6 +447,6 @@ def test_vulkan_check_tolerates_the_matrix_division():
     """coop-run --check on Vulkan allows OpFDiv's 2.5 ulp for coop.fdiv as for arith.divf."""
     from coopdialect.runtime.run import VULKAN_FDIV_ULP, documented_ulp
 
-    module = api.parse_file(str(ROOT / "examples/attention.mlir"))
+    module = parsed.parse_file(str(ROOT / "examples/attention.mlir"))
     assert documented_ulp(module, "vulkan") == VULKAN_FDIV_ULP
     assert documented_ulp(module, "cuda") == 0

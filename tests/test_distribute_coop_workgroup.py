@@ -24,6 +24,7 @@ from coopdialect import api
 from coopdialect.errors import CoopError
 from coopdialect.kernels.gemm_tiles import workgroup_gemm_ir
 from hypothesis_profiles import scaled
+import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 VULKAN = ("pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
@@ -51,7 +52,7 @@ def _data(m, n, k, dtype, b_col, seed):
 
 
 def _run(text, pipeline, grid, data):
-    module = api.parse(text, "gemm")
+    module = parsed.parse(text, "gemm")
     if pipeline:
         api.run_pipeline(module, pipeline)
     a, b, c, _ = data
@@ -103,13 +104,13 @@ def test_vulkan_examples_pipeline(dtype, path, tmp_path):
     text = (ROOT / path).read_text().replace("8192", str(s))
     kernel = "gemm_f16_vk" if dtype == "f16" else "gemm_s8_vk"
     data = _data(s, s, s, dtype, False, 7)
-    module = api.parse(text, path)
+    module = parsed.parse(text, path)
     api.run_pipeline(module, VULKAN)
     a, b, c, ref = data
     api.run_kernel(module, kernel, [a, b, c], (s // 128, s // 128, 1))
     np.testing.assert_array_equal(c, ref)
     spv = tmp_path / "k.spv"
-    module = api.parse(text, path)
+    module = parsed.parse(text, path)
     api.run_pipeline(module, VULKAN)
     spv.write_bytes(api.compile_to_spirv(module))
     subprocess.run(["spirv-val", "--target-env", "vulkan1.3", str(spv)], check=True)
@@ -135,7 +136,7 @@ def test_hoisted_copies_keep_interpreter_results():
 
     s = 256
     text = (ROOT / "examples/gemm_f16_vk.mlir").read_text().replace("8192", str(s))
-    module = api.parse(text, "gemm_f16_vk")
+    module = parsed.parse(text, "gemm_f16_vk")
     api.run_pipeline(module, VULKAN)
     (kernel,) = [o for o in module.walk() if isinstance(o, func.FuncOp)]
     hoist_copies(kernel)
@@ -160,16 +161,16 @@ func.func @g(%C: memref<64x64xf32>) attributes {coop.workgroup_size = array<i32:
   %x = coop.extract %m[0] : !c
   func.return
 }"""
-    module = api.parse(text, "t.mlir")
+    module = parsed.parse(text, "t.mlir")
     with pytest.raises(CoopError, match="cannot split a Workgroup-scope matrix"):
         api.run_pipeline(module, "distribute-coop-workgroup")
 
 
 def test_explicit_grid_must_divide():
     text = gemm_ir(64, 64, 32, 64, 64, 32, 128, "f16", False)
-    module = api.parse(text, "t.mlir")
+    module = parsed.parse(text, "t.mlir")
     with pytest.raises(CoopError, match="grid 2x1 does not split"):
         api.run_pipeline(module, "distribute-coop-workgroup{grid=2x1}")
-    module = api.parse(text, "t.mlir")
+    module = parsed.parse(text, "t.mlir")
     api.run_pipeline(module, "distribute-coop-workgroup{grid=4x1}")
     assert "16x32xf16, Subgroup, MatrixA" in str(module)

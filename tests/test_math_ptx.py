@@ -21,6 +21,7 @@ from coopdialect import api
 from coopdialect.math_bounds import PTX, ptx_bound, ulp
 from cli import run_coop_opt
 from validators import ptxas
+import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
@@ -58,7 +59,7 @@ def lower(text: str, name: str):
     from coopdialect.context import make_context
     from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
 
-    module = api.parse(text, name)
+    module = parsed.parse(text, name)
     ConvertCoopToPtxPass().apply(make_context(), module)
     return module
 
@@ -174,7 +175,7 @@ def test_simulated_ptx_is_within_the_bound(op: str, t: str) -> None:
     _check(op, t, args, got, "special functions correctly rounded")
     if PTX[(op, t)].text in ("exact", "correctly rounded (0.5 ulp)"):  # bit for bit the interpreter
         want = [a.copy() for a in args] + [np.zeros(N, DT[t])]
-        api.run_kernel(api.parse(kernel(op, t, len(args)), "k"), "k", want, (N // 64, 1, 1))
+        api.run_kernel(parsed.parse(kernel(op, t, len(args)), "k"), "k", want, (N // 64, 1, 1))
         assert np.array_equal(got.view(np.uint8), want[-1].view(np.uint8))
 
 
@@ -334,7 +335,7 @@ def test_softmax_exp_example_through_the_simulator() -> None:
     (k,) = [op for op in module.ops if op.sym_name.data == "softmax_exp_rows"]
     x = (np.random.default_rng(8).standard_normal((64, 16)) * 3).astype(np.float32)
     want = [x.copy(), np.zeros((64, 16), np.float32), np.zeros((64, 16), np.float32)]
-    api.run_kernel(api.parse(text, "softmax_exp_rows.mlir"), "softmax_exp_rows", want, (1, 4, 1))
+    api.run_kernel(parsed.parse(text, "softmax_exp_rows.mlir"), "softmax_exp_rows", want, (1, 4, 1))
     got = [x.copy(), np.zeros((64, 16), np.float32), np.zeros((64, 16), np.float32)]
     ptx_sim.Kernel(k).run(got, (1, 4, 1), (32, 1, 1))
     np.testing.assert_allclose(got[1], want[1], rtol=2e-6, atol=1e-12)

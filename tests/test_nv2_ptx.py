@@ -37,6 +37,7 @@ from cli import run_coop_opt
 from tensor_cases import compile_ptx
 from test_ptx_ptxas import _ptxas, find_ptxas
 from hypothesis_profiles import scaled
+import parsed
 
 M64 = (1 << 64) - 1
 
@@ -137,7 +138,7 @@ def _evaluate(case: dict) -> tuple[dict, object]:
     from coopdialect.ptx.tensor_rules import element_address
 
     text, scalars = tensor_ir.case_ir(case)
-    module = api.parse(text, "case")
+    module = parsed.parse(text, "case")
     fn = next(op for op in module.ops if hasattr(op, "sym_name") and op.sym_name.data == "k")
     lw = EvalLowering()
     for arg, v in zip(fn.args[2:], scalars):
@@ -280,7 +281,7 @@ def _lower(text: str, source: str, fold: bool = False):
     from coopdialect.passes.convert_coop_to_ptx import ConvertCoopToPtxPass
     from coopdialect.passes.fold_tensor_views import FoldTensorViewsPass
 
-    module = api.parse(text, source)
+    module = parsed.parse(text, source)
     if fold:
         FoldTensorViewsPass().apply(make_context(), module)
     ConvertCoopToPtxPass().apply(make_context(), module)
@@ -295,7 +296,7 @@ def _run_both(text, source, kernel, bufs, grid, block, fold=False, shifts=None):
     import ptx_sim
 
     want = [b.copy() for b in bufs]
-    api.run_kernel(api.parse(text, source), kernel, want, grid)
+    api.run_kernel(parsed.parse(text, source), kernel, want, grid)
     got = [b.copy() for b in bufs]
     ptx_sim.Kernel(_lower(text, source, fold)[kernel]).run(got, grid, block, shifts)
     for i, (g, w) in enumerate(zip(got, want)):

@@ -23,10 +23,11 @@ from coopdialect.ptx.printer import emit_ptx
 from cli import run_coop_opt
 from validators import ptxas as find_ptxas
 from validators import run_once
+import parsed
 
 
 def lower(ir: str, stages: int, extra: str = ""):
-    m = api.parse(ir)
+    m = parsed.parse(ir)
     api.run_pipeline(m, f"pipeline-coop-loads{{stages={stages}}},convert-coop-to-ptx{extra}")
     return m
 
@@ -163,7 +164,7 @@ def test_accumulators_wider_than_the_registers_refused(tmp_path: Path) -> None:
 
 
 def test_too_many_stages_refused() -> None:
-    m = api.parse(gemm_wg_ir(128, 256, 1024, "f16"))
+    m = parsed.parse(gemm_wg_ir(128, 256, 1024, "f16"))
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "pipeline-coop-loads{stages=5},convert-coop-to-ptx")
     assert "more than the 232448" in str(e.value)
@@ -207,7 +208,7 @@ def test_staged_kernel_refused_on_sm80(tmp_path: Path) -> None:
 
 
 def test_register_budget_checked() -> None:
-    m = api.parse(gemm_wg_ir(128, 256, 128, "f16"))
+    m = parsed.parse(gemm_wg_ir(128, 256, 128, "f16"))
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "pipeline-coop-loads{stages=2},convert-coop-to-ptx{consumer_registers=256}")
     assert "register budget" in str(e.value)
@@ -218,7 +219,7 @@ def test_subgroup_staged_kernel_lowers_op_by_op(tmp_path: Path, target: str) -> 
     """Subgroup-scope staged kernels (and every staged kernel before sm_90a) take the op-by-op
     path: cp.async copies by every invocation, cp.async.wait_group + bar.sync, mma.sync."""
     src = (Path(__file__).resolve().parents[1] / "examples" / "gemm_f16_vk.mlir").read_text()
-    m = api.parse(src.replace("8192", "256"))
+    m = parsed.parse(src.replace("8192", "256"))
     api.run_pipeline(m, "pipeline-coop-loads{stages=2},distribute-coop-workgroup,"
                         "legalize-coop-sizes{target=sm90a-ptx flexible=false},"
                         f"convert-coop-to-ptx{{target={target}}}")
@@ -448,14 +449,14 @@ def test_persistent_kernel_refuses_clusters() -> None:
 def test_persistent_kernel_needs_the_guarded_copies_of_the_staging_pass() -> None:
     # the loop's copies must fill group P + i only while it is a group the loop reads: a guard
     # that lets one more copy through would start a barrier phase that no consumer completes
-    m = api.parse(gemm_wg_ir(128, 256, 512, "f16"))
+    m = parsed.parse(gemm_wg_ir(128, 256, 512, "f16"))
     api.run_pipeline(m, "pipeline-coop-loads{stages=3}")
     text = str(m)
     guard = re.search(r"(%\w+) = arith\.cmpi slt, (%\w+), (%\w+) : index\n(\s*)(%\w+ = .*\n\s*)*?scf\.if \1", text)
     assert guard, text
     bad = text.replace(guard.group(0), guard.group(0).replace("cmpi slt", "cmpi sle", 1), 1)
     with pytest.raises(Exception, match=r"guarded by `iv \+ 128 < ub`"):
-        api.run_pipeline(api.parse(bad), "convert-coop-to-ptx{persistent=true}")
+        api.run_pipeline(parsed.parse(bad), "convert-coop-to-ptx{persistent=true}")
 
 
 def _prmt(a: int, b: int, sel: int) -> int:

@@ -18,6 +18,7 @@ import pytest
 
 from ptx_cases import (compile_case, elementwise_cases, example_cases, fragment_cases,
                                              wgmma_cases)
+import parsed
 
 PTXAS_FALLBACK = "/usr/local/bin/ptxas"
 
@@ -126,12 +127,11 @@ def test_every_example_assembles(tmp_path: Path, ex: Path) -> None:
     blocked layouts), sparse, and the cooperative-matrix-2 / tensor-addressing ones. A route
     whose IR before convert-coop-to-ptx is that of an earlier one (legalize-coop-sizes leaves
     most examples as they are) is assembled once: the lowering is a function of its input."""
-    from coopdialect import api
     from coopdialect.ptx import emit_ptx
     from coopdialect.runtime.device import lower
 
     ptxas = find_ptxas()
-    module = api.parse(ex.read_text(), str(ex))
+    module = parsed.parse(ex.read_text(), str(ex))
     seen_ir, seen, paths, routes = set(), set(), [], {}
     for i, passes in enumerate(_pipelines(ex)):
         before = lower(module, ",".join(passes), "")
@@ -160,7 +160,7 @@ def test_staged_only_examples_are_refused_op_by_op(stem: str) -> None:
     from coopdialect.diagnostics import format_error
 
     ex = Path(__file__).resolve().parents[1] / "examples" / f"{stem}.mlir"
-    m = api.parse(ex.read_text(), str(ex))
+    m = parsed.parse(ex.read_text(), str(ex))
     with pytest.raises(Exception) as e:
         api.run_pipeline(m, "convert-coop-to-ptx")
     line = format_error(e.value)

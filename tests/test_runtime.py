@@ -24,17 +24,18 @@ from coopdialect.runtime.cuda_params import LaunchError, encode_args, param_byte
 from coopdialect.runtime.run import gemm_flops
 from coopdialect.runtime.verdict import compare, summary
 from coopdialect.runtime.vulkan import missing_features
+import parsed
 
 ROOT = Path(__file__).resolve().parents[1]
 GEMM_F16 = str(ROOT / "examples" / "gemm_f16.mlir")
 
 
 def _lowered_ptx(path: str):
-    module = api.parse_file(path)
+    module = parsed.parse_file(path)
     src = next(op for op in module.ops if isinstance(op, func.FuncOp))
     wg = [int(x) for x in src.attributes["coop.workgroup_size"].get_values()]
     args = [(a.name_hint, str(a.type.element_type), list(a.type.get_shape())) for a in src.args]
-    lowered = api.parse_file(path)
+    lowered = parsed.parse_file(path)
     text = api.compile_to_ptx(lowered)
     return lowered, text, wg, args
 
@@ -220,7 +221,7 @@ def fake_driver(monkeypatch):
 
 def test_cuda_launch_passes_device_addresses(fake_driver):
     dev = cuda_mod.CudaDevice()
-    prog = dev.compile(api.parse_file(GEMM_F16))
+    prog = dev.compile(parsed.parse_file(GEMM_F16))
     name, (mod_image,) = next(c for c in fake_driver.calls if c[0] == "cuModuleLoadData")
     assert mod_image == prog.binary.encode() + b"\0" and ".entry gemm_f16(" in prog.binary
     assert not any(c[0] == "cuFuncSetAttribute" for c in fake_driver.calls)  # no dynamic smem
@@ -312,7 +313,7 @@ def test_missing_vulkan_features_are_named():
     from coopdialect.spirv.requirements import derive_requirements
     from coopdialect.spirv.target import find_spirv_module
 
-    module = api.parse_file(str(ROOT / "examples" / "softmax_rows.mlir"))
+    module = parsed.parse_file(str(ROOT / "examples" / "softmax_rows.mlir"))
     api.run_pipeline(module, "convert-coop-to-spirv")
     req = derive_requirements(find_spirv_module(module))
     everything = {"vulkan12": {"vulkanMemoryModel": True},
@@ -358,7 +359,7 @@ def test_vulkan_device_refuses_before_dispatch(monkeypatch):
     bufs = [np.zeros((64, 16), np.float32), np.zeros((64, 16), np.float32),
             np.zeros((32, 8), np.float32)]
     with pytest.raises(DeviceError) as e:
-        run_kernel(api.parse_file(path), "softmax_rows", bufs, (1, 4, 1), vulkan.VulkanDevice())
+        run_kernel(parsed.parse_file(path), "softmax_rows", bufs, (1, 4, 1), vulkan.VulkanDevice())
     text = str(e.value)
     assert text.startswith(f"{path}:34:1: error: the Vulkan device (Fake GPU) lacks device "
                            "extension VK_NV_cooperative_matrix2") and "\n" not in text
@@ -411,7 +412,7 @@ def test_interp_device_with_pipeline_checks_against_numpy():
     want = (c.astype(np.int64) + a.astype(np.int64) @ bt.T.astype(np.int64))
     want = ((want + 2**31) % 2**32 - 2**31).astype(np.int32)  # KHR: wraps to 32 bits
     bufs = [a.copy(), bt.copy(), c.copy()]
-    report = api.run_kernel(api.parse_file(path), "gemm_s8", bufs, (4, 2, 1),
+    report = api.run_kernel(parsed.parse_file(path), "gemm_s8", bufs, (4, 2, 1),
                             pipeline="legalize-coop-sizes{target=h200-vulkan}", check=True)
     assert np.array_equal(bufs[2], want)
     assert [v.exact for v in report.verdicts] == [True] * 3 and report.passed
@@ -419,7 +420,7 @@ def test_interp_device_with_pipeline_checks_against_numpy():
 
 def test_gemm_flops_from_shapes():
     def flops(name):
-        m = api.parse_file(str(ROOT / "examples" / f"{name}.mlir"))
+        m = parsed.parse_file(str(ROOT / "examples" / f"{name}.mlir"))
         return gemm_flops(next(op for op in m.ops if isinstance(op, func.FuncOp)))
 
     assert flops("gemm_f16") == 2 * 128 * 128 * 256          # A 128x256, B 256x128
@@ -431,7 +432,7 @@ def test_gemm_flops_from_shapes():
 def test_unknown_device():
     # an argument value out of range: ValueError with a clear message (api docstring)
     with pytest.raises(ValueError, match="device must be interp, cuda or vulkan, got 'tpu'"):
-        api.run_kernel(api.parse_file(GEMM_F16), "gemm_f16", [], (1, 1, 1), device="tpu")
+        api.run_kernel(parsed.parse_file(GEMM_F16), "gemm_f16", [], (1, 1, 1), device="tpu")
 
 
 def test_driver_functions_exist_in_cuda_bindings():
@@ -475,7 +476,7 @@ def test_vulkan_device_dispatches_entry_point_with_buffers_in_binding_order(monk
     monkeypatch.setattr(vulkan_ctypes, "VulkanContext", Ctx)
     bufs = [np.ones((128, 256), np.float16), np.ones((256, 128), np.float16),
             np.zeros((128, 128), np.float32)]
-    report = run_kernel(api.parse_file(GEMM_F16), "gemm_f16", bufs, (2, 2, 1),
+    report = run_kernel(parsed.parse_file(GEMM_F16), "gemm_f16", bufs, (2, 2, 1),
                         vulkan.VulkanDevice())
     ((spv, sent, grid, entry),) = calls
     assert struct.unpack("<I", spv[:4])[0] == 0x07230203  # the SPIR-V magic number
