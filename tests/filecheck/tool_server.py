@@ -17,6 +17,8 @@ runs the command line's own code in a fresh process (a fork), never one shared w
     python tool_server.py serve SOCKET [TOOL...]    # until its parent (lit) exits; TOOLs to
                                                     # import first (default coop-opt filecheck)
     python -S tool_server.py SOCKET TOOL ARGS       # one run of TOOL (one of TOOLS)
+    tool_client SOCKET TOOL ARGS                    # the same client in C (tool_client.c), which
+                                                    # lit.cfg builds where a C compiler is found
 """
 
 from __future__ import annotations
