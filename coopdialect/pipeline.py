@@ -108,12 +108,19 @@ def parse_pipeline(spec: str, callback: Callable | None = None,
 
 
 def apply_pipeline(module: ModuleOp, spec: str) -> ModuleOp:
-    """Apply the pass pipeline `spec` (`'pass{k=v},pass'`) to `module`, verifying before and after
-    each pass (`verify_with_locations`); returns `module`. On any error the module is left as it
-    was. Raises CoopError (a bad pipeline is located at `<command line>`), TypeError."""
-    passes = parse_pipeline(spec, lambda _p, m, _n: verify_with_locations(m))
+    """Apply the pass pipeline `spec` (`'pass{k=v},pass'`) to `module`, verifying after each
+    pass (`verify_with_locations`); returns `module`. On any error the module is left as it
+    was. The input is verified only where the pipeline fails, as MLIR's pass manager assumes
+    a verified input (api.parse verifies what it reads): an invalid input is then reported
+    as such, not as the error of the pass it broke. Raises CoopError (a bad pipeline is
+    located at `<command line>`), TypeError."""
+    passes = parse_pipeline(spec, lambda prev, m, _n: prev is None or verify_with_locations(m))
     work = module.clone()
-    passes.apply(make_context(), work)
+    try:
+        passes.apply(make_context(), work)
+    except CoopError:
+        verify_with_locations(module)
+        raise
     # only a complete result replaces the module's contents
     module.attributes.clear()
     module.attributes.update(work.attributes)

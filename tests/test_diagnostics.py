@@ -364,6 +364,24 @@ def test_api_lowering_twice_says_nothing_to_lower_and_leaves_module_unchanged():
     assert str(m) == text
 
 
+def test_an_invalid_input_is_reported_as_itself():
+    """A pipeline verifies after each pass, not its input (api.parse verified that); a module
+    changed into an invalid one after parsing is still reported by its own located error, both
+    where the pass runs through it and where the pass breaks on it, and is left unchanged."""
+    from xdsl.dialects.builtin import i64
+
+    text = ("func.func @f(%a: i32) -> i32 {\n  %b = arith.addi %a, %a : i32\n"
+            "  func.return %b : i32\n}\n")
+    for spec in ("fold-tensor-views", "convert-coop-to-ptx"):
+        m = api.parse(text, "in.mlir")
+        add = next(op for op in m.walk() if op.name == "arith.addi")
+        add.results[0]._type = i64  # (what a hand-built module may hold)
+        before = str(m)
+        with pytest.raises(CoopError, match=r"^in\.mlir:2:3: error: 'arith\.addi' op"):
+            api.run_pipeline(m, spec)
+        assert str(m) == before
+
+
 # ---------------------------------------------------------------------------------------------
 # MLIR verifier rules xDSL 0.74 does not check; refusals moved to the op that needs fixing
 # ---------------------------------------------------------------------------------------------
