@@ -538,10 +538,10 @@ class KernelLowering:
             mine = self.inst(ptx.AddOp, ".u32", [w, self.imm("b32", "1")], "b32", True)
             last = self.inst(ptx.SetpOp, ".eq.u32", [w, self.imm("b32", str(self.turns - 1))],
                              "pred", True)
-            nxt = self.inst(ptx.SelpOp, ".b32", [self.imm("b32", "1"), self.inst(
-                ptx.AddOp, ".u32", [mine, self.imm("b32", "1")], "b32", True), last], "b32", True)
-            return mine, nxt
-        if "turn barriers" not in self.__dict__:
+            after = self.inst(ptx.AddOp, ".u32", [mine, self.imm("b32", "1")], "b32", True)
+            return mine, self.inst(ptx.SelpOp, ".b32", [self.imm("b32", "1"), after, last], "b32",
+                                   True)
+        if "turn barriers" not in self.__dict__:  # (two registers: `cached` keeps one)
             self.__dict__["turn barriers"] = make()
         return self.__dict__["turn barriers"]
 
@@ -580,9 +580,7 @@ class KernelLowering:
         if isinstance(op, scf.IfOp):  # (the staging's refill, for one)
             return not issues_products(op) and all(self.keeps_turn(o) for o in op.walk()
                                                    if o is not op)
-        return (op.dialect_name() in SCALAR_DIALECTS or isinstance(op, scf.YieldOp)
-                or (isinstance(op, BESIDE_WGMMA) and not (isinstance(op, nv2.ReduceOp)
-                                                         and op.reduce.data != nv2.REDUCE_ROW))
+        return (isinstance(op, scf.YieldOp) or self.runs_beside_wgmma(op)
                 or self.keeps_turn_also(op))
 
     def lower_op(self, op: Operation) -> None:
