@@ -75,8 +75,9 @@ command -v ptxas >/dev/null || { echo "error: ptxas (CUDA) not found on PATH or 
 # lit and pytest run side by side (both spread over the CPUs: lit's workers, pytest-xdist's
 # `-n auto` with worksteal, idle workers taking queued tests), so neither's last slow test leaves
 # a CPU idle; lit's report follows pytest's. lit's coop-opt and filecheck runs are forked from
-# one process that has imported coopdialect and filecheck (tests/filecheck/tool_server.py;
-# LIT_TOOL_SERVER=0 starts a fresh interpreter for each). The gpu-marked tests (tests/gpu/) need a GPU:
+# one process that has imported coopdialect and filecheck (tests/filecheck/tool_server.py, whose
+# client lit.cfg builds from tool_client.c where a C compiler is found; LIT_TOOL_SERVER=0 starts a
+# fresh interpreter for each). The gpu-marked tests (tests/gpu/) need a GPU:
 # docs/runtime.md, "On a GPU".
 lit_log=$(mktemp)
 trap 'rm -f "$lit_log"' EXIT
