@@ -213,6 +213,9 @@ MIN_CTAS_ATTR = "nvvm.minctasm"
 PINGPONG_ATTR = "coop.pingpong"
 """A unit attribute of a kernel: its warpgroups take turns issuing their products (CUTLASS's
 ping-pong schedule), where the kernel's form allows it (`staged_tma.py`)."""
+TURN_THREADS = 2 * 128
+"""Threads a turn's named barrier counts: the warpgroup that takes the turn (`bar.sync`) and the
+one that gives it (`bar.arrive`)."""
 # Run by `KernelLowering.run` once the parameters are read and before the body is lowered
 # (lw.cur is the entry block): a rule module that needs kernel-wide state sets it up here.
 SETUP_HOOKS: list[Callable[["KernelLowering"], None]] = []
@@ -549,13 +552,13 @@ class KernelLowering:
         """Before a warpgroup issues products: wait for its turn (`bar.sync` on its barrier,
         which the warpgroup before it arrives on when it gives the turn)."""
         if self.turns and not self.turn_held:
-            self.emit(ptx.BarNamedOp("sync", self._turn_barriers()[0], 256))
+            self.emit(ptx.BarNamedOp("sync", self._turn_barriers()[0], TURN_THREADS))
             self.turn_held = True
 
     def give_turn(self) -> None:
         """Hand the turn to the next warpgroup (`bar.arrive` on its barrier)."""
         if self.turn_held:
-            self.emit(ptx.BarNamedOp("arrive", self._turn_barriers()[1], 256))
+            self.emit(ptx.BarNamedOp("arrive", self._turn_barriers()[1], TURN_THREADS))
             self.turn_held = False
 
     def first_turn(self) -> None:
@@ -565,7 +568,7 @@ class KernelLowering:
         then, join = self.new_block(), Block()
         self.emit(ptx.CbraOp(last, then, join))
         self.cur = then
-        self.emit(ptx.BarNamedOp("arrive", self.imm("b32", "1"), 256))
+        self.emit(ptx.BarNamedOp("arrive", self.imm("b32", "1"), TURN_THREADS))
         self.emit(ptx.BraOp(join))
         self.blocks.append(join)
         self.cur = join

@@ -30,8 +30,8 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
   strides in bytes, the box 64 x rows x 1 ..., swizzle 128B). Groups are numbered by the
   commits before them, g; full[g mod B] and empty[g mod B] are mbarriers, B = 2S (a thread
   releases a group at its next wait, so after a `wait 0` up to S - 1 groups are waited for and
-  not yet released). Thread 0 alone copies (see Turns): before the first copy into a slot after a wait it
-  waits until every thread has passed that wait (empty of the last group released there),
+  not yet released). Thread 0 alone copies (with turns, below, another): before the first copy
+  into a slot after a wait it waits until every thread has passed that wait (empty of the last group released there),
   before re-arming full[g mod B] until group g - B was released, then `mbarrier.expect_tx` of
   the box's bytes and one `cp.async.bulk.tensor` per panel at the layout's offsets
   (coordinates innermost first).
@@ -246,8 +246,9 @@ def _setup(lw: KernelLowering) -> None:
     full = lw.inst(ptx.CvtOp, ".u32.u64", [bars], "b32")
     empty = lw.inst(ptx.AddOp, ".u32", [full, lw.imm("b32", str(8 * S))], "b32")
     x, y, z = lw.workgroup_size
-    issuer = lw.inst(ptx.SetpOp, ".eq.u32", [lw.linear_tid(), lw.imm(
-        "b32", str(128 * (turns - 1) if turns else 0))], "pred")
+    issuer_tid = 128 * (turns - 1) if turns else 0  # the last warpgroup takes each turn last
+    issuer = lw.inst(ptx.SetpOp, ".eq.u32", [lw.linear_tid(), lw.imm("b32", str(issuer_tid))],
+                     "pred")
     init, after = lw.new_block(), Block()
     lw.emit(ptx.CbraOp(issuer, init, after))
     lw.cur = init
@@ -260,8 +261,7 @@ def _setup(lw: KernelLowering) -> None:
     lw.cur = after
     lw.emit(ptx.BarSyncOp(0))
     zero = lw.imm("b32", "0")
-    st = _State(p, full, empty, tmaps, issuer, 128 * (turns - 1) if turns else 0,
-                [zero, zero, zero])
+    st = _State(p, full, empty, tmaps, issuer, issuer_tid, [zero, zero, zero])
     lw.__dict__["_tma"] = st
     if turns:
         lw.turns = turns
@@ -379,8 +379,8 @@ def _copy(lw: KernelLowering, op: AsyncCopyTensorOp) -> None:
     dst = lw.inst(ptx.CvtOp, ".u32.u64",
                   [lw.reg(lw.index_op("add", Scalar(IndexType(), reg=base), off))], "b32")
     tmap = st.tmaps[op.source.index]
-    lw.comment(f"{op.name} {rows}x{cols}: thread {st.issuer_tid}, {cols // PANEL} bulk tensor copies of "
-               f"{rows}x{PANEL} (128B swizzle)")
+    lw.comment(f"{op.name} {rows}x{cols}: thread {st.issuer_tid}, {cols // PANEL} bulk tensor "
+               f"copies of {rows}x{PANEL} (128B swizzle)")
 
     def issue():
         _before_filling(lw, st)
