@@ -24,8 +24,9 @@
   (the async proxy must see generic-proxy writes), `bar.sync`; consecutive staged loads share
   one leading and one trailing barrier.
 * **mul_add**: per K slice, 64-row block and N chunk one `wgmma.mma_async.m64nNk{16|32}`,
-  chained per (block, chunk) between `wgmma.fence` and `commit_group` (no register is touched
-  in between: ptxas injects no warpgroup.arrive/wait). The wait comes before the first later
+  chained per (block, chunk) between `wgmma.fence` and `commit_group` (no accumulator or A
+  register is touched in between: ptxas injects no warpgroup.arrive/wait; each descriptor is
+  advanced next to its wgmma, where ptxas keeps it in a uniform register). The wait comes before the first later
   op that reads the result (`wait_group N`, N the groups committed since) or is not register
   arithmetic of the block (`wait_group 0`; `KernelLowering.wait_before`): the next product and
   the arithmetic that does not read this one's result run while the tensor cores work. With
@@ -700,22 +701,27 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
     db = _descriptor(lw, b.addr, b.desc_bits())
     per_block = big_n // 2
     regs = [acc[j * per_block:(j + 1) * per_block] for j in range(blocks)]
-    steps, b_descs = [], {}
-    for s in range(big_k // k_inst):
-        for j in range(blocks):
-            dsa = a_regs[j][s] if in_regs else \
-                _advanced(lw, da, s * a.mn * SLICE_BYTES + j * BLOCK_BYTES)
-            for n0, w in chunks:
-                if (s, n0) not in b_descs:
-                    b_descs[s, n0] = _advanced(lw, db, b.b_offset(s, n0))
-                steps.append((j, n0, w, dsa, b_descs[s, n0]))
+    # (block, N chunk, width, A, B): A's registers, or the offsets of A's and B's descriptors,
+    # advanced just before their wgmma, where ptxas keeps them in uniform registers (computed
+    # all before the first, they were held in vector registers and moved over one by one)
+    steps = [(j, n0, w, a_regs[j][s] if in_regs else s * a.mn * SLICE_BYTES + j * BLOCK_BYTES,
+              b.b_offset(s, n0))
+             for s in range(big_k // k_inst) for j in range(blocks) for n0, w in chunks]
+    descs: dict[tuple[str, int], SSAValue] = {}
+
+    def desc(which: str, base: SSAValue, offset: int) -> SSAValue:
+        if (which, offset) not in descs:
+            descs[which, offset] = _advanced(lw, base, offset)
+        return descs[which, offset]
     # imm-trans-a/b: 1 for a tile staged MN-major (f16/bf16 only; 8-bit tiles are K-major)
     ta_ = int(not in_regs and a.mn_major)
     imms = "1" if integer else f"1, 1, 1, {int(b.mn_major)}" if in_regs else \
         f"1, 1, 1, {ta_}, {int(b.mn_major)}"
     lw.take_turn()
     lw.emit(ptx.WgmmaFenceOp())
-    for j, n0, w, dsa, dsb in steps:
+    for j, n0, w, a_step, b_offset in steps:
+        dsa = a_step if in_regs else desc("a", da, a_step)
+        dsb = desc("b", db, b_offset)
         part = regs[j][n0 // 2:(n0 + w) // 2]
         mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{w}k{k_inst}.{dt}.{at}.{bt}", dsa, dsb, part,
                                           imms))

@@ -87,16 +87,18 @@ func.func @blocks(%A: memref<4096xbf16>, %B: memref<768xbf16>, %C: memref<3072xf
 // CHECK:      // coop.mul_add 128x24x32: 4 x wgmma.mma_async (m64n24k16.f32.bf16.bf16) per warpgroup: 2 K slices x 2 64-row blocks x 1 N chunks (1 warpgroups)
 // A composite_construct repeats one register: copied into 24 distinct ones.
 // CHECK-COUNT-24: mov.f32
+// Each descriptor is advanced just before its wgmma (so that ptxas keeps it in a uniform
+// register), each B descriptor once.
 // CHECK:      or.b64 %rd[[A:[0-9]+]],
 // CHECK:      or.b64 %rd[[B:[0-9]+]],
-// CHECK-NEXT: add.s64 %rd[[A1:[0-9]+]], %rd[[A]], %rd[[I128]];
-// CHECK-NEXT: add.s64 %rd[[A2:[0-9]+]], %rd[[A]], %rd[[I256]];
-// CHECK-NEXT: add.s64 %rd[[B1:[0-9]+]], %rd[[B]], %rd[[I48]];
-// CHECK-NEXT: add.s64 %rd[[A3:[0-9]+]], %rd[[A]], %rd[[I384]];
 // CHECK-NEXT: wgmma.fence.sync.aligned;
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A]], %rd[[B]], 1, 1, 1, 1, 0;
+// CHECK-NEXT: add.s64 %rd[[A1:[0-9]+]], %rd[[A]], %rd[[I128]];
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A1]], %rd[[B]], 1, 1, 1, 1, 0;
+// CHECK-NEXT: add.s64 %rd[[A2:[0-9]+]], %rd[[A]], %rd[[I256]];
+// CHECK-NEXT: add.s64 %rd[[B1:[0-9]+]], %rd[[B]], %rd[[I48]];
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A2]], %rd[[B1]], 1, 1, 1, 1, 0;
+// CHECK-NEXT: add.s64 %rd[[A3:[0-9]+]], %rd[[A]], %rd[[I384]];
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16 {{{.*}}}, %rd[[A3]], %rd[[B1]], 1, 1, 1, 1, 0;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;

@@ -31,9 +31,9 @@ func.func @mixed(%A: memref<2048xi8>, %B: memref<1280xui8>, %C: memref<2560xi32>
 // CHECK:      st.shared.b8
 // CHECK:      // coop.mul_add 64x40x32: 2 x wgmma.mma_async (m64n32k32.s32.s8.u8, m64n8k32.s32.s8.u8) per warpgroup: 1 K slices x 1 64-row blocks x 2 N chunks (1 warpgroups)
 // B's chunk at column 32 starts 32/8 * 256 bytes in: descriptor + 64.
-// CHECK:      add.s64 %rd[[B32:[0-9]+]], %rd[[B:[0-9]+]], %rd{{[0-9]+}};
-// CHECK-NEXT: wgmma.fence.sync.aligned;
-// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.u8 {%r[[C0:[0-9]+]], {{.*}}, %r{{[0-9]+}}}, %rd[[A:[0-9]+]], %rd[[B]], 1;
+// CHECK:      wgmma.fence.sync.aligned;
+// CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.u8 {%r[[C0:[0-9]+]], {{.*}}, %r{{[0-9]+}}}, %rd[[A:[0-9]+]], %rd[[B:[0-9]+]], 1;
+// CHECK-NEXT: add.s64 %rd[[B32:[0-9]+]], %rd[[B]], %rd{{[0-9]+}};
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.u8 {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd[[A]], %rd[[B32]], 1;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
@@ -62,6 +62,8 @@ func.func @saturating(%A: memref<4096xi8>, %B: memref<1024xi8>, %C: memref<1024x
 // CHECK-COUNT-8: mov.b32 %r{{[0-9]+}}, 0;
 // CHECK:      wgmma.fence.sync.aligned;
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, 1;
+// CHECK-NEXT: add.s64
+// CHECK-NEXT: add.s64
 // CHECK-NEXT: wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8 {{{.*}}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, 1;
 // CHECK-NEXT: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
