@@ -14,6 +14,7 @@ The whole kernels run on a GPU in tests/gpu/test_gpu_nv2_ptx.py.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -453,3 +454,149 @@ def test_workgroup_softmax_steps_run_like_the_interpreter() -> None:
             rng.integers(-3, 4, (64, 32)).astype(np.float16), np.zeros((64, 32), np.float32)]
     text = (Path(__file__).parent / "filecheck/ptx/nv2_workgroup_softmax.mlir").read_text()
     _run_both(text, "softmax_steps", "k", bufs, (1, 1, 1), (128, 1, 1))
+
+
+ROW_CONSTANT_KERNEL = """
+!L = !tensor_addr.layout<2, Constant>
+!a = !coop.matrix<64x32xf16, Workgroup, MatrixA>
+!b = !coop.matrix<32x64xf16, Workgroup, MatrixB>
+!s = !coop.matrix<64x64xf32, Workgroup, MatrixAcc>
+!r = !coop.matrix<64x8xf32, Workgroup, MatrixAcc>
+func.func @max(%a: f32, %b: f32) -> f32 {
+  %r = arith.maximumf %a, %b : f32
+  func.return %r : f32
+}
+func.func @maximum(%r: i32, %c: i32, %a: f32, %b: f32) -> f32 {
+  %y = arith.maximumf %a, %b : f32
+  func.return %y : f32
+}
+func.func @scaled(%r: i32, %c: i32, %x: f32, %s: f32) -> f32 {
+  %y = arith.mulf %x, %s : f32
+  func.return %y : f32
+}
+func.func @by_column(%r: i32, %c: i32, %x: f32) -> f32 {
+  %f = arith.sitofp %c : i32 to f32
+  %y = arith.addf %x, %f : f32
+  func.return %y : f32
+}
+func.func @k(%Q: memref<64x32xf16>, %Kt: memref<32x64xf16>, %O: memref<16384xf32>,
+             %s: f32) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %c64 = arith.constant 64 : i32
+  %i0 = arith.constant 0 : index
+  %i1 = arith.constant 1 : index
+  %i3 = arith.constant 3 : index
+  %l0 = tensor_addr.create_layout : !L
+  %lq = tensor_addr.layout_set_dimension %l0, %c64, %c32 : !L
+  %lk = tensor_addr.layout_set_dimension %l0, %c32, %c64 : !L
+  %zh = arith.constant 0.0 : f16
+  %zf = arith.constant 0.0 : f32
+  %neg = arith.constant -1.0e30 : f32
+  %oa = coop.composite_construct %zh : f16 -> !a
+  %ob = coop.composite_construct %zh : f16 -> !b
+  %zs = coop.composite_construct %zf : f32 -> !s
+  %m0 = coop.composite_construct %neg : f32 -> !r
+  %q = coop.load_tensor %Q, %oa, %lq : memref<64x32xf16>, !a, !L -> !a
+  %k = coop.load_tensor %Kt, %ob, %lk : memref<32x64xf16>, !b, !L -> !b
+  %st = coop.mul_add %q, %k, %zs : !a, !b, !s -> !s
+  // a running max carried by a loop: row-constant through the loop's fixed point
+  %m = scf.for %i = %i1 to %i3 step %i1 iter_args(%mi = %m0) -> (!r) {
+    %rs = coop.per_element_op @scaled(%st, %s) : !s, f32 -> !s
+    %mb = coop.reduce Row %rs, @max : !s -> !r
+    %mn = coop.per_element_op @maximum(%mi, %mb) : !r, !r -> !r
+    scf.yield %mn : !r
+  }
+  // row-constant: each row's value, no shuffles
+  %w = coop.reduce Row %m, @max : !r -> !s
+  %ms = coop.per_element_op @scaled(%m, %s) : !r, f32 -> !r
+  %ws = coop.reduce Row %ms, @max : !r -> !s
+  // not row-constant (the function reads the column): butterflies
+  %mc = coop.per_element_op @by_column(%m) : !r -> !r
+  %wc = coop.reduce Row %mc, @max : !r -> !s
+  %ld = arith.constant 64 : index
+  %p1 = arith.constant 4096 : index
+  %p2 = arith.constant 8192 : index
+  %p3 = arith.constant 12288 : index
+  coop.store %st, %O[%i0], %ld, RowMajor : !s, memref<16384xf32>
+  coop.store %w, %O[%p1], %ld, RowMajor : !s, memref<16384xf32>
+  coop.store %ws, %O[%p2], %ld, RowMajor : !s, memref<16384xf32>
+  coop.store %wc, %O[%p3], %ld, RowMajor : !s, memref<16384xf32>
+  func.return
+}
+"""
+
+
+def test_row_reduce_of_a_row_constant_matrix_takes_the_row_value() -> None:
+    """A Row @max reduction of a matrix whose rows are constant (a Row reduction, a loop-carried
+    running max of them, a per_element_op of them that does not read the column) is each row's
+    value, taken from the thread's own register: no shuffle. One whose function reads the
+    column is reduced across the quad. The simulated PTX writes the interpreter's bits."""
+    from coopdialect.ptx.printer import emit_ptx
+
+    text = ROW_CONSTANT_KERNEL
+    ptx_text = emit_ptx(_lower(text, "rowc", False)["k"].parent_op())
+    reduces = re.findall(r"// coop\.reduce Row (\S+) -> (\S+) Workgroup( of a row-constant)?",
+                         ptx_text)
+    assert reduces == [("64x64", "64x8", ""), ("64x8", "64x64", " of a row-constant"),
+                       ("64x8", "64x64", " of a row-constant"), ("64x8", "64x64", "")]
+    after = ptx_text.split("of a row-constant matrix")[-1]
+    last = after.split("// coop.reduce Row")[1]
+    assert "shfl.sync" not in after.split("// coop.per_element_op @by_column")[0]
+    assert last.count("shfl.sync.bfly") == 4  # two rows a thread, lanes ^ 2 and ^ 1
+    import ptx_sim
+
+    rng = np.random.default_rng(21)
+    bufs = [rng.integers(-3, 4, (64, 32)).astype(np.float16),
+            rng.integers(-3, 4, (32, 64)).astype(np.float16), np.zeros(16384, np.float32)]
+    scale = np.float32(0.5)
+    want = [b.copy() for b in bufs] + [scale]
+    api.run_kernel(parsed.parse(text, "rowc"), "k", want, (1, 1, 1))
+    got = [b.copy() for b in bufs] + [scale.tobytes()]
+    ptx_sim.Kernel(_lower(text, "rowc")["k"]).run(got, (1, 1, 1), (128, 1, 1))
+    st = bufs[0].astype(np.float32) @ bufs[1].astype(np.float32)
+    row_max = np.repeat((st * scale).max(axis=1, keepdims=True), 64, axis=1)
+    assert np.array_equal(want[2][4096:8192].reshape(64, 64), row_max)  # the model
+    assert _same_bits(got[2], want[2])
+
+
+def test_row_constancy_follows_what_computes_a_matrix() -> None:
+    """`row_uniform.RowConstancy`: a splat of a kernel argument is row-constant, a splat of a
+    value computed from the thread id is not (each invocation may hold another), nor is a
+    loop-carried matrix whose yielded value is not, nor what was derived from it."""
+    from xdsl.dialects import scf
+
+    from coopdialect.ptx.row_uniform import RowConstancy
+
+    module = parsed.parse("""
+!r = !coop.matrix<64x8xf32, Workgroup, MatrixAcc>
+func.func @k(%x: f32) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
+  %t = gpu.thread_id x
+  %ti = arith.index_cast %t : index to i32
+  %tf = arith.sitofp %ti : i32 to f32
+  %y = arith.mulf %x, %x : f32
+  %a = coop.composite_construct %y : f32 -> !r
+  %b = coop.composite_construct %tf : f32 -> !r
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %l = scf.for %i = %c0 to %c2 step %c1 iter_args(%v = %a) -> (!r) {
+    %u = coop.fmul %v, %v : !r
+    %n = coop.fadd %u, %b : !r
+    scf.yield %n : !r
+  }
+  %k = scf.for %i = %c0 to %c2 step %c1 iter_args(%v = %a) -> (!r) {
+    %n = coop.fadd %v, %a : !r
+    scf.yield %n : !r
+  }
+  func.return
+}
+""", "constancy")
+    values = {op.results[0].name_hint: op.results[0] for op in module.walk()
+              if op.results and op.results[0].name_hint}
+    rc = RowConstancy()
+    assert rc.row_constant(values["a"]) and not rc.row_constant(values["b"])
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+    assert not rc.row_constant(loops[0].results[0])
+    assert not rc.row_constant(values["u"])  # concluded while the loop's value was assumed
+    assert rc.row_constant(loops[1].results[0])

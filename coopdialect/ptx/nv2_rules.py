@@ -43,6 +43,7 @@ from coopdialect.dialects import coop_nv2 as nv2
 from coopdialect.dialects.coop import Scope, Use
 from coopdialect.ptx import affine as af
 from coopdialect.ptx import fragments as fr
+from coopdialect.ptx import row_uniform
 from coopdialect.ptx.affine import Arith
 from coopdialect.ptx.element_ops import normalize
 from coopdialect.ptx.frag_addressing import layout_of
@@ -256,13 +257,24 @@ def _per_element(lw: KernelLowering, op: nv2.PerElementOp) -> None:
 
     def i32(x: af.Aff) -> Scalar:
         return Scalar(I32, const=x.const) if x.is_const else Scalar(I32, reg=ar.low32(x))
+    # The function is pure: elements with the same inputs share one call, the row or column
+    # counting only where the function reads it (a row-constant matrix stays one register a row,
+    # which `_reduce_workgroup` can then broadcast without shuffles).
+    row_arg, col_arg = fn.body.block.args[:2]
+    reads_row, reads_col = bool(row_arg.uses), bool(col_arg.uses)
     lw.comment(f"{op.name} @{fn.sym_name.data}, inlined per element ({len(m.regs)} per thread)")
-    out = []
+    out, calls = [], {}
     for i, (r, c) in enumerate(positions_of(lw, op, t)):
-        args = [i32(r), i32(c), Scalar(t.element_type, reg=m.regs[i])]
-        for v, x in zip(op.extra, extras):
-            args.append(Scalar(t.element_type, reg=x.regs[i]) if isinstance(x, Frag) else x)
-        out.append(call_reg(lw, op, fn, args))
+        key = (r if reads_row else None, c if reads_col else None, m.regs[i],
+               *(x.regs[i] if isinstance(x, Frag) else id(x) for x in extras))
+        if key not in calls:
+            args = [i32(r) if reads_row else Scalar(I32, const=0),
+                    i32(c) if reads_col else Scalar(I32, const=0),
+                    Scalar(t.element_type, reg=m.regs[i])]
+            for v, x in zip(op.extra, extras):
+                args.append(Scalar(t.element_type, reg=x.regs[i]) if isinstance(x, Frag) else x)
+            calls[key] = call_reg(lw, op, fn, args)
+        out.append(calls[key])
     lw.vmap[op.result] = Frag(t, out)
 
 
@@ -308,6 +320,13 @@ _COMMUTATIVE = (arith.AddfOp, arith.MulfOp, arith.AddiOp, arith.MuliOp, arith.An
                 arith.MaximumfOp, arith.MinimumfOp)
 
 
+# Of these, combine(x, x) = x and any grouping gives the same bits (a NaN result is a NaN,
+# canonical on the GPU, in any order): a thread may combine its own values of a row before the
+# butterflies, and a row-constant matrix reduces to each row's value.
+_IDEMPOTENT = (arith.MaximumfOp, arith.MinimumfOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp,
+               arith.MinUIOp, arith.AndIOp, arith.OrIOp)
+
+
 def _commutative(fn) -> bool:
     """Whether `fn` is `return op(%a, %b)` (or op(%b, %a)) for a commutative `op`."""
     ops = list(fn.body.block.ops) if fn.body.blocks else []
@@ -324,6 +343,8 @@ class _Combiner:
         self.fn = nv2.lookup_func(op, op.combine_func, "CombineFunc")
         self.t = op.matrix.type.element_type
         self.commutative = _commutative(self.fn)
+        self.idempotent = self.commutative and isinstance(next(iter(self.fn.body.block.ops)),
+                                                          _IDEMPOTENT)
 
     def __call__(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return call_reg(self.lw, self.op, self.fn, [Scalar(self.t, reg=a), Scalar(self.t, reg=b)])
@@ -361,11 +382,18 @@ class _Combiner:
 def _row_values(cb: _Combiner, x: list[SSAValue], mt: int, nt: int) -> list[list[SSAValue]]:
     """[row tile][half] -> the reduction of that row (every lane of the quad has it): the
     halving tree over its columns 8j + 2q + c — the 8-column tiles j within the lane (h >= 8),
-    then lanes q ^ 2 (h = 4) and q ^ 1 (h = 2) by butterfly, then the lane's pair (h = 1)."""
+    then lanes q ^ 2 (h = 4) and q ^ 1 (h = 2) by butterfly, then the lane's pair (h = 1).
+    For an idempotent combine (`_IDEMPOTENT`), whose grouping does not matter, the lane's own
+    values first (one register: none), then the two butterflies."""
     out = []
     for i in range(mt):
         halves = []
         for h in range(2):
+            row = [x[(i * nt + j) * 4 + 2 * h + c] for j in range(nt) for c in range(2)]
+            if cb.idempotent:  # (see _IDEMPOTENT) the thread's values first
+                v = row[0] if len(set(row)) == 1 else cb.halving(row)
+                halves.append(cb.butterfly(cb.butterfly(v, 2), 1))
+                continue
             pairs = cb.halving([[x[(i * nt + j) * 4 + 2 * h + c] for c in range(2)]
                                 for j in range(nt)])
             pairs = [cb.butterfly(cb.butterfly(v, 2), 1) for v in pairs]
@@ -408,10 +436,18 @@ def _reduce_workgroup(lw: KernelLowering, op: nv2.ReduceOp) -> None:
     if coop.bit_width(src.element_type) not in (16, 32):
         raise op_error(op, f"reduce of {src.element_type} components: 16- and 32-bit only")
     cb = _Combiner(lw, op)
-    lw.comment(f"{op.name} Row {src.rows}x{src.columns} -> {res.rows}x{res.columns} Workgroup "
-               f"(@{cb.fn.sym_name.data} inlined per tree node; "
-               f"{'one 16-row tile' if blocks == 1 else f'{blocks} 16-row tiles'} per warp)")
-    rows = _row_values(cb, list(lw.vmap[op.matrix].regs), blocks, src.columns // 8)
+    x = list(lw.vmap[op.matrix].regs)
+    nt = src.columns // 8
+    if cb.idempotent and row_uniform.of(lw).row_constant(op.matrix):
+        lw.comment(f"{op.name} Row {src.rows}x{src.columns} -> {res.rows}x{res.columns} "
+                   f"Workgroup of a row-constant matrix with @{cb.fn.sym_name.data}: each row's "
+                   "value, no shuffles")
+        rows = [[x[i * nt * 4 + 2 * h] for h in range(2)] for i in range(blocks)]
+    else:
+        lw.comment(f"{op.name} Row {src.rows}x{src.columns} -> {res.rows}x{res.columns} "
+                   f"Workgroup (@{cb.fn.sym_name.data} inlined per tree node; "
+                   f"{'one 16-row tile' if blocks == 1 else f'{blocks} 16-row tiles'} per warp)")
+        rows = _row_values(cb, x, blocks, nt)
     lw.vmap[op.result] = Frag(res, [rows[b][v >> 1] for b in range(blocks)
                                     for _ in range(res.columns // 8) for v in range(4)])
 
