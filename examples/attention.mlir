@@ -34,41 +34,41 @@ func.func @add(%a: f32, %b: f32) -> f32 {
   %r = arith.addf %a, %b : f32
   func.return %r : f32
 }
-// S2 = S * scale2, or -FLT_MAX for a key past the sequence or (causal) after the query
-func.func @score(%r: i32, %c: i32, %x: f32, %row0: i32, %col0: i32, %S: i32, %causal: i32, %scale2: f32) -> f32 {
+// S, or -FLT_MAX for a key past the sequence or (causal) after the query
+func.func @score(%r: i32, %c: i32, %x: f32, %row0: i32, %col0: i32, %S: i32, %causal: i32) -> f32 {
   %zero = arith.constant 0 : i32
   %neg = arith.constant 0xFF7FFFFF : f32
   %q = arith.addi %row0, %r : i32
   %k = arith.addi %col0, %c : i32
-  %y = arith.mulf %x, %scale2 : f32
   %past = arith.cmpi sge, %k, %S : i32
   %after = arith.cmpi sgt, %k, %q : i32
   %isc = arith.cmpi ne, %causal, %zero : i32
   %cm = arith.andi %after, %isc : i1
   %masked = arith.ori %past, %cm : i1
-  %s = arith.select %masked, %neg, %y : f32
+  %s = arith.select %masked, %neg, %x : f32
   func.return %s : f32
-}
-// S2 = S * scale2 (a block with no masked key)
-func.func @scaled(%r: i32, %c: i32, %x: f32, %scale2: f32) -> f32 {
-  %y = arith.mulf %x, %scale2 : f32
-  func.return %y : f32
 }
 func.func @maximum(%r: i32, %c: i32, %a: f32, %b: f32) -> f32 {
   %y = arith.maximumf %a, %b : f32
   func.return %y : f32
 }
-// exp2(x - m); afn: PTX may flush results below 2^-126 to 0 (ex2.approx.ftz)
-func.func @exp2_sub(%r: i32, %c: i32, %x: f32, %m: f32) -> f32 {
-  %d = arith.subf %x, %m : f32
+// -m * scale2: the exponent's offset (nscale2 = -scale2)
+func.func @offset(%r: i32, %c: i32, %m: f32, %nscale2: f32) -> f32 {
+  %y = arith.mulf %m, %nscale2 : f32
+  func.return %y : f32
+}
+// exp2(x * scale2 - m * scale2), the product and the sum rounded once; afn: PTX may flush
+// results below 2^-126 to 0 (ex2.approx.ftz)
+func.func @exp2_fma(%r: i32, %c: i32, %x: f32, %nm: f32, %scale2: f32) -> f32 {
+  %d = math.fma %x, %scale2, %nm : f32
   %e = math.exp2 %d fastmath<afn> : f32
   func.return %e : f32
 }
-// the natural log-sum-exp of a row from its base-2 max m and sum l: (m + log2 l) ln 2
-func.func @lse(%r: i32, %c: i32, %m: f32, %l: f32) -> f32 {
+// the natural log-sum-exp of a row from its max m and sum l: (m scale2 + log2 l) ln 2
+func.func @lse(%r: i32, %c: i32, %m: f32, %l: f32, %scale2: f32) -> f32 {
   %ln2 = arith.constant 0x3F317218 : f32
   %b = math.log2 %l : f32
-  %a = arith.addf %m, %b : f32
+  %a = math.fma %m, %scale2, %b : f32
   %y = arith.mulf %a, %ln2 : f32
   func.return %y : f32
 }
@@ -85,10 +85,18 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
   %tst = arith.constant 8 : i32
   %log2e = arith.constant 0x3FB8AA3B : f32
   %scale2 = arith.mulf %scale, %log2e : f32
+  %nscale2 = arith.negf %scale2 : f32
   %wx = gpu.block_id x
   %wy = gpu.block_id y
   %wz = gpu.block_id z
-  %x = arith.index_cast %wx : index to i32
+  // query blocks in reverse (the last first): with the causal mask the later blocks
+  // have more keys, and starting the longest first leaves less of a tail
+  %xw = arith.index_cast %wx : index to i32
+  %bm1 = arith.constant 127 : i32
+  %sb = arith.addi %S, %bm1 : i32
+  %nq = arith.divsi %sb, %tbm : i32
+  %nq1 = arith.subi %nq, %one : i32
+  %x = arith.subi %nq1, %xw : i32
   %h = arith.index_cast %wy : index to i32
   %b = arith.index_cast %wz : index to i32
   %row0 = arith.muli %x, %tbm : i32
@@ -131,12 +139,12 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
     %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d64, !L3, !V3 -> !kt_d64
     %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d64, !L3 -> !v_d64
     %st = coop.mul_add %qt, %k, %zs : !q_d64, !kt_d64, !s_d64 -> !s_d64
-    %s2 = coop.per_element_op @scaled(%st, %scale2) : !s_d64, f32 -> !s_d64
-    %mb = coop.reduce Row %s2, @max : !s_d64 -> !r_d64
+    %mb = coop.reduce Row %st, @max : !s_d64 -> !r_d64
     %mn = coop.per_element_op @maximum(%m, %mb) : !r_d64, !r_d64 -> !r_d64
-    %mw = coop.reduce Row %mn, @max : !r_d64 -> !s_d64
-    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d64, !s_d64 -> !s_d64
-    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d64, !r_d64 -> !r_d64
+    %nm = coop.per_element_op @offset(%mn, %nscale2) : !r_d64, f32 -> !r_d64
+    %nw = coop.reduce Row %nm, @max : !r_d64 -> !s_d64
+    %p = coop.per_element_op @exp2_fma(%st, %nw, %scale2) : !s_d64, !s_d64, f32 -> !s_d64
+    %a = coop.per_element_op @exp2_fma(%m, %nm, %scale2) : !r_d64, !r_d64, f32 -> !r_d64
     %rs = coop.reduce Row %p, @add : !s_d64 -> !r_d64
     %la = coop.fmul %l, %a : !r_d64
     %ln = coop.fadd %la, %rs : !r_d64
@@ -153,12 +161,13 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
     %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d64, !L3, !V3 -> !kt_d64
     %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d64, !L3 -> !v_d64
     %st = coop.mul_add %qt, %k, %zs : !q_d64, !kt_d64, !s_d64 -> !s_d64
-    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : !s_d64, i32, i32, i32, i32, f32 -> !s_d64
+    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal) : !s_d64, i32, i32, i32, i32 -> !s_d64
     %mb = coop.reduce Row %s2, @max : !s_d64 -> !r_d64
     %mn = coop.per_element_op @maximum(%m, %mb) : !r_d64, !r_d64 -> !r_d64
-    %mw = coop.reduce Row %mn, @max : !r_d64 -> !s_d64
-    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d64, !s_d64 -> !s_d64
-    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d64, !r_d64 -> !r_d64
+    %nm = coop.per_element_op @offset(%mn, %nscale2) : !r_d64, f32 -> !r_d64
+    %nw = coop.reduce Row %nm, @max : !r_d64 -> !s_d64
+    %p = coop.per_element_op @exp2_fma(%s2, %nw, %scale2) : !s_d64, !s_d64, f32 -> !s_d64
+    %a = coop.per_element_op @exp2_fma(%m, %nm, %scale2) : !r_d64, !r_d64, f32 -> !r_d64
     %rs = coop.reduce Row %p, @add : !s_d64 -> !r_d64
     %la = coop.fmul %l, %a : !r_d64
     %ln = coop.fadd %la, %rs : !r_d64
@@ -174,7 +183,7 @@ func.func @attention_d64(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16>
   %oc = coop.f_convert %of : !o_d64 -> !oh_d64
   coop.store_tensor %oc, %O, %lq : !oh_d64, memref<?xf16>, !L3
   // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped
-  %lse = coop.per_element_op @lse(%res#1, %res#2) : !r_d64, !r_d64 -> !r_d64
+  %lse = coop.per_element_op @lse(%res#1, %res#2, %scale2) : !r_d64, !r_d64, f32 -> !r_d64
   %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3
   %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tst : !L3
   coop.store_tensor %lse, %LSE, %lls : !r_d64, memref<?xf32>, !L3
@@ -193,10 +202,18 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
   %tst = arith.constant 8 : i32
   %log2e = arith.constant 0x3FB8AA3B : f32
   %scale2 = arith.mulf %scale, %log2e : f32
+  %nscale2 = arith.negf %scale2 : f32
   %wx = gpu.block_id x
   %wy = gpu.block_id y
   %wz = gpu.block_id z
-  %x = arith.index_cast %wx : index to i32
+  // query blocks in reverse (the last first): with the causal mask the later blocks
+  // have more keys, and starting the longest first leaves less of a tail
+  %xw = arith.index_cast %wx : index to i32
+  %bm1 = arith.constant 63 : i32
+  %sb = arith.addi %S, %bm1 : i32
+  %nq = arith.divsi %sb, %tbm : i32
+  %nq1 = arith.subi %nq, %one : i32
+  %x = arith.subi %nq1, %xw : i32
   %h = arith.index_cast %wy : index to i32
   %b = arith.index_cast %wz : index to i32
   %row0 = arith.muli %x, %tbm : i32
@@ -239,12 +256,12 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
     %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d128, !L3, !V3 -> !kt_d128
     %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d128, !L3 -> !v_d128
     %st = coop.mul_add %qt, %k, %zs : !q_d128, !kt_d128, !s_d128 -> !s_d128
-    %s2 = coop.per_element_op @scaled(%st, %scale2) : !s_d128, f32 -> !s_d128
-    %mb = coop.reduce Row %s2, @max : !s_d128 -> !r_d128
+    %mb = coop.reduce Row %st, @max : !s_d128 -> !r_d128
     %mn = coop.per_element_op @maximum(%m, %mb) : !r_d128, !r_d128 -> !r_d128
-    %mw = coop.reduce Row %mn, @max : !r_d128 -> !s_d128
-    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d128, !s_d128 -> !s_d128
-    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d128, !r_d128 -> !r_d128
+    %nm = coop.per_element_op @offset(%mn, %nscale2) : !r_d128, f32 -> !r_d128
+    %nw = coop.reduce Row %nm, @max : !r_d128 -> !s_d128
+    %p = coop.per_element_op @exp2_fma(%st, %nw, %scale2) : !s_d128, !s_d128, f32 -> !s_d128
+    %a = coop.per_element_op @exp2_fma(%m, %nm, %scale2) : !r_d128, !r_d128, f32 -> !r_d128
     %rs = coop.reduce Row %p, @add : !s_d128 -> !r_d128
     %la = coop.fmul %l, %a : !r_d128
     %ln = coop.fadd %la, %rs : !r_d128
@@ -261,12 +278,13 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
     %k = coop.load_tensor %K, %okt, %lkv view %vt : memref<?xf16>, !kt_d128, !L3, !V3 -> !kt_d128
     %vb = coop.load_tensor %V, %ov, %lkv : memref<?xf16>, !v_d128, !L3 -> !v_d128
     %st = coop.mul_add %qt, %k, %zs : !q_d128, !kt_d128, !s_d128 -> !s_d128
-    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal, %scale2) : !s_d128, i32, i32, i32, i32, f32 -> !s_d128
+    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal) : !s_d128, i32, i32, i32, i32 -> !s_d128
     %mb = coop.reduce Row %s2, @max : !s_d128 -> !r_d128
     %mn = coop.per_element_op @maximum(%m, %mb) : !r_d128, !r_d128 -> !r_d128
-    %mw = coop.reduce Row %mn, @max : !r_d128 -> !s_d128
-    %p = coop.per_element_op @exp2_sub(%s2, %mw) : !s_d128, !s_d128 -> !s_d128
-    %a = coop.per_element_op @exp2_sub(%m, %mn) : !r_d128, !r_d128 -> !r_d128
+    %nm = coop.per_element_op @offset(%mn, %nscale2) : !r_d128, f32 -> !r_d128
+    %nw = coop.reduce Row %nm, @max : !r_d128 -> !s_d128
+    %p = coop.per_element_op @exp2_fma(%s2, %nw, %scale2) : !s_d128, !s_d128, f32 -> !s_d128
+    %a = coop.per_element_op @exp2_fma(%m, %nm, %scale2) : !r_d128, !r_d128, f32 -> !r_d128
     %rs = coop.reduce Row %p, @add : !s_d128 -> !r_d128
     %la = coop.fmul %l, %a : !r_d128
     %ln = coop.fadd %la, %rs : !r_d128
@@ -282,7 +300,7 @@ func.func @attention_d128(%Q: memref<?xf16>, %K: memref<?xf16>, %V: memref<?xf16
   %oc = coop.f_convert %of : !o_d128 -> !oh_d128
   coop.store_tensor %oc, %O, %lq : !oh_d128, memref<?xf16>, !L3
   // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped
-  %lse = coop.per_element_op @lse(%res#1, %res#2) : !r_d128, !r_d128 -> !r_d128
+  %lse = coop.per_element_op @lse(%res#1, %res#2, %scale2) : !r_d128, !r_d128, f32 -> !r_d128
   %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3
   %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tst : !L3
   coop.store_tensor %lse, %LSE, %lls : !r_d128, memref<?xf32>, !L3

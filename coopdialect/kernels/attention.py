@@ -16,19 +16,25 @@ per batch and head, rows of the softmax along the keys:
   `causal` != 0 masks key j for query i when j > i (the upper-left-aligned mask of
   `torch.nn.functional.scaled_dot_product_attention(is_causal=True)`);
 * one workgroup of `threads` invocations per (query block of `block_m` rows, head, batch): the
-  declared grid is ceil(S / block_m) x H x B. Tiles are slices of 3-D tensor layouts [B*H, S, D]
-  (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0: rows past S read 0 and
+  declared grid is ceil(S / block_m) x H x B, workgroup x taking query block
+  ceil(S / block_m) - 1 - x (the longest causal blocks first). Tiles are slices of 3-D tensor
+  layouts [B*H, S, D] (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0: rows past S read 0 and
   are not stored, so every sequence length is exact; K is read as the MatrixB Kᵀ (D x block_n)
   through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which swaps the sequence and head
   dimensions;
 * the loop over key blocks of `block_n` (up to the diagonal block when causal) is the online
-  softmax in base 2, with log2(e) folded into the scale (scale2 = scale * log2(e), f32); the
-  K and V blocks are loaded together at the top of an iteration (one staging of both):
+  softmax in base 2, with log2(e) folded into the scale (scale2 = scale * log2(e), f32), the
+  running max taken on the unscaled scores and the scale applied in the exponential's fused
+  multiply-add (FlashAttention's form: one `fma` per score instead of a multiply and a
+  subtraction; it takes scale > 0, as softmax(x * scale) has its max where x has only then);
+  the K and V blocks are loaded together at the top of an iteration (one staging of both):
 
-      S  = Q Kᵀ                                      coop.mul_add, f32 accumulator
-      S2 = S * scale2, or -FLT_MAX where masked       coop.per_element_op (row, column known)
-      mb = rowmax(S2); mn = max(m, mb)                coop.reduce Row @max
-      P  = exp2(S2 - mn); a = exp2(m - mn)            math.exp2 fastmath<afn> in a per_element_op
+      S  = Q Kᵀ, or -FLT_MAX where masked             coop.mul_add, f32 accumulator;
+                                                      coop.per_element_op (row, column known)
+      mb = rowmax(S); mn = max(m, mb)                 coop.reduce Row @max
+      n  = -mn * scale2                               coop.per_element_op (row-constant)
+      P  = exp2(fma(S, scale2, n))                    math.fma, math.exp2 fastmath<afn> in a
+      a  = exp2(fma(m, scale2, n))                    per_element_op
       l  = a * l + rowsum(P)                          coop.reduce Row @add
       O  = a * O + T(P) V                             coop.f_convert, coop.convert to MatrixA,
                                                       coop.mul_add
@@ -48,10 +54,10 @@ per batch and head, rows of the softmax along the keys:
   `pingpong` adds the kernel attribute `coop.pingpong` (warpgroups taking turns, docs/ptx.md).
 
   It is two loops with the same body: first the key blocks in which no key is masked (wholly
-  before S and, causal, wholly at or before the block's first query row), whose scores are only
-  scaled (`@scaled`), then the rest with the masks (`@score`);
+  before S and, causal, wholly at or before the block's first query row), then the rest, whose
+  scores pass through the masks (`@score`);
 
-  and at the end O / l is stored as T and LSE = (m + log2(l)) * ln(2) for each row. Masked scores
+  and at the end O / l is stored as T and LSE = (m * scale2 + log2(l)) * ln(2) for each row. Masked scores
   are -FLT_MAX rather than -inf (exp2 of them is 0 all the same) so that no infinity reaches a
   Vulkan driver, which may assume there are none (the modules declare no float controls); m
   starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite after the first block.
@@ -157,42 +163,42 @@ def _helpers() -> list[str]:
         "  %r = arith.addf %a, %b : f32",
         "  func.return %r : f32",
         "}",
-        "// S2 = S * scale2, or -FLT_MAX for a key past the sequence or (causal) after the query",
+        "// S, or -FLT_MAX for a key past the sequence or (causal) after the query",
         "func.func @score(%r: i32, %c: i32, %x: f32, %row0: i32, %col0: i32, %S: i32, "
-        "%causal: i32, %scale2: f32) -> f32 {",
+        "%causal: i32) -> f32 {",
         "  %zero = arith.constant 0 : i32",
         f"  %neg = arith.constant {NEG} : f32",
         "  %q = arith.addi %row0, %r : i32",
         "  %k = arith.addi %col0, %c : i32",
-        "  %y = arith.mulf %x, %scale2 : f32",
         "  %past = arith.cmpi sge, %k, %S : i32",
         "  %after = arith.cmpi sgt, %k, %q : i32",
         "  %isc = arith.cmpi ne, %causal, %zero : i32",
         "  %cm = arith.andi %after, %isc : i1",
         "  %masked = arith.ori %past, %cm : i1",
-        "  %s = arith.select %masked, %neg, %y : f32",
+        "  %s = arith.select %masked, %neg, %x : f32",
         "  func.return %s : f32",
-        "}",
-        "// S2 = S * scale2 (a block with no masked key)",
-        "func.func @scaled(%r: i32, %c: i32, %x: f32, %scale2: f32) -> f32 {",
-        "  %y = arith.mulf %x, %scale2 : f32",
-        "  func.return %y : f32",
         "}",
         "func.func @maximum(%r: i32, %c: i32, %a: f32, %b: f32) -> f32 {",
         "  %y = arith.maximumf %a, %b : f32",
         "  func.return %y : f32",
         "}",
-        "// exp2(x - m); afn: PTX may flush results below 2^-126 to 0 (ex2.approx.ftz)",
-        "func.func @exp2_sub(%r: i32, %c: i32, %x: f32, %m: f32) -> f32 {",
-        "  %d = arith.subf %x, %m : f32",
+        "// -m * scale2: the exponent's offset (nscale2 = -scale2)",
+        "func.func @offset(%r: i32, %c: i32, %m: f32, %nscale2: f32) -> f32 {",
+        "  %y = arith.mulf %m, %nscale2 : f32",
+        "  func.return %y : f32",
+        "}",
+        "// exp2(x * scale2 - m * scale2), the product and the sum rounded once; afn: PTX may flush",
+        "// results below 2^-126 to 0 (ex2.approx.ftz)",
+        "func.func @exp2_fma(%r: i32, %c: i32, %x: f32, %nm: f32, %scale2: f32) -> f32 {",
+        "  %d = math.fma %x, %scale2, %nm : f32",
         "  %e = math.exp2 %d fastmath<afn> : f32",
         "  func.return %e : f32",
         "}",
-        "// the natural log-sum-exp of a row from its base-2 max m and sum l: (m + log2 l) ln 2",
-        "func.func @lse(%r: i32, %c: i32, %m: f32, %l: f32) -> f32 {",
+        "// the natural log-sum-exp of a row from its max m and sum l: (m scale2 + log2 l) ln 2",
+        "func.func @lse(%r: i32, %c: i32, %m: f32, %l: f32, %scale2: f32) -> f32 {",
         f"  %ln2 = arith.constant {LN2} : f32",
         "  %b = math.log2 %l : f32",
-        "  %a = arith.addf %m, %b : f32",
+        "  %a = math.fma %m, %scale2, %b : f32",
         "  %y = arith.mulf %a, %ln2 : f32",
         "  func.return %y : f32",
         "}",
@@ -212,14 +218,13 @@ def _types(c: AttentionConfig, sfx: str) -> list[str]:
             f"!oh{sfx} = !coop.matrix<{bm}x{d}x{t}, Workgroup, MatrixAcc>"]
 
 
-def _block(sfx: str, mem: str, score: str, overlap: bool, late_pv: bool = False) -> list[str]:
+def _block(sfx: str, mem: str, masked: bool, overlap: bool, late_pv: bool = False) -> list[str]:
     """One key block of the online softmax (the body of either loop). With `overlap` the loop
     carries this block's scores %st, computed by the trip before (or before the loop), and
     computes the next block's, %sn, first. With `late_pv` it carries the previous block's P
     %pp, whose product with that block's V it adds to O after this block's Q Kᵀ."""
     q, kt, v, s, ph, pa, o, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "r"))
-    args = "%row0, %j32, %S, %causal, %scale2" if score == "score" else "%scale2"
-    types = "i32, i32, i32, i32, f32" if score == "score" else "f32"
+    x = "%s2" if masked else "%st"
     k = f"coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}"
     if late_pv:
         scores = [
@@ -254,12 +259,14 @@ def _block(sfx: str, mem: str, score: str, overlap: bool, late_pv: bool = False)
         "    %j32 = arith.index_cast %j : index to i32",
         "    %lkv = tensor_addr.layout_slice %lt, %bh, %one, %j32, %tbn, %zero, %td : !L3",
         *scores,
-        f"    %s2 = coop.per_element_op @{score}(%st, {args}) : {s}, {types} -> {s}",
-        f"    %mb = coop.reduce Row %s2, @max : {s} -> {r}",
+        *([f"    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal) : {s}, "
+           f"i32, i32, i32, i32 -> {s}"] if masked else []),
+        f"    %mb = coop.reduce Row {x}, @max : {s} -> {r}",
         f"    %mn = coop.per_element_op @maximum(%m, %mb) : {r}, {r} -> {r}",
-        f"    %mw = coop.reduce Row %mn, @max : {r} -> {s}",
-        f"    %p = coop.per_element_op @exp2_sub(%s2, %mw) : {s}, {s} -> {s}",
-        f"    %a = coop.per_element_op @exp2_sub(%m, %mn) : {r}, {r} -> {r}",
+        f"    %nm = coop.per_element_op @offset(%mn, %nscale2) : {r}, f32 -> {r}",
+        f"    %nw = coop.reduce Row %nm, @max : {r} -> {s}",
+        f"    %p = coop.per_element_op @exp2_fma({x}, %nw, %scale2) : {s}, {s}, f32 -> {s}",
+        f"    %a = coop.per_element_op @exp2_fma(%m, %nm, %scale2) : {r}, {r}, f32 -> {r}",
         f"    %rs = coop.reduce Row %p, @add : {s} -> {r}",
         f"    %la = coop.fmul %l, %a : {r}",
         f"    %ln = coop.fadd %la, %rs : {r}",
@@ -297,10 +304,18 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"  %tst = arith.constant {STAT_COLS} : i32",
         f"  %log2e = arith.constant {LOG2E} : f32",
         "  %scale2 = arith.mulf %scale, %log2e : f32",
+        "  %nscale2 = arith.negf %scale2 : f32",
         "  %wx = gpu.block_id x",
         "  %wy = gpu.block_id y",
         "  %wz = gpu.block_id z",
-        "  %x = arith.index_cast %wx : index to i32",
+        "  // query blocks in reverse (the last first): with the causal mask the later blocks",
+        "  // have more keys, and starting the longest first leaves less of a tail",
+        "  %xw = arith.index_cast %wx : index to i32",
+        f"  %bm1 = arith.constant {bm - 1} : i32",
+        "  %sb = arith.addi %S, %bm1 : i32",
+        "  %nq = arith.divsi %sb, %tbm : i32",
+        "  %nq1 = arith.subi %nq, %one : i32",
+        "  %x = arith.subi %nq1, %xw : i32",
         "  %h = arith.index_cast %wy : index to i32",
         "  %b = arith.index_cast %wz : index to i32",
         "  %row0 = arith.muli %x, %tbm : i32",
@@ -345,11 +360,11 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
            f"  %p0 = coop.convert %ph0 : {ph} -> {pa}"] if c.late_pv else []),
         f"  %full:{n} = scf.for %j = %c0 to %uend step %cbn iter_args(%o = %o0, %m = %m0, %l = %zr"
         f"{init4}) -> ({o}, {r}, {r}{carried}) {{",
-        *_block(sfx, mem, "scaled", c.overlap, c.late_pv),
+        *_block(sfx, mem, False, c.overlap, c.late_pv),
         f"  %res:{n} = scf.for %j = %uend to %kend step %cbn "
         f"iter_args(%o = %full#0, %m = %full#1, %l = %full#2{next4})"
         f" -> ({o}, {r}, {r}{carried}) {{",
-        *_block(sfx, mem, "score", c.overlap, c.late_pv),
+        *_block(sfx, mem, True, c.overlap, c.late_pv),
         *(["  // the last block's P V: its V at the last multiple of block_n before kend",
            "  %kb = arith.addi %kend32, %tbn : i32",
            "  %kb1 = arith.subi %kb, %one : i32",
@@ -365,7 +380,7 @@ def _kernel(c: AttentionConfig, sfx: str) -> list[str]:
         f"  %oc = coop.f_convert %of : {o} -> {oh}",
         f"  coop.store_tensor %oc, %O, %lq : {oh}, {mem}, !L3",
         "  // LSE [B*H, S, 1]: column 0 of the row-constant matrix; the other columns are dropped",
-        f"  %lse = coop.per_element_op @lse(%res#1, %res#2) : {r}, {r} -> {r}",
+        f"  %lse = coop.per_element_op @lse(%res#1, %res#2, %scale2) : {r}, {r}, f32 -> {r}",
         "  %ll = tensor_addr.layout_set_dimension %l0, %BH, %S, %one : !L3",
         "  %lls = tensor_addr.layout_slice %ll, %bh, %one, %row0, %tbm, %zero, %tst : !L3",
         f"  coop.store_tensor %lse, %LSE, %lls : {r}, memref<?xf32>, !L3",
