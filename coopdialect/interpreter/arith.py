@@ -96,6 +96,19 @@ def _wrapped(ufunc, args: tuple, bits: int, vector: bool) -> Any:
 def _int_result(r: Any, bits: int, vector: bool) -> Any:
     """Exact ints -> the value of type iN: wrapped, signed; bool for i1; scalar or int64 lanes."""
     r = np.asarray(r, dtype=object)
+    try:  # exact results that fit int64 (nearly all) are wrapped in numpy, as `_ints` reads
+        x = r.astype(np.int64).reshape(-1)
+    except OverflowError:
+        x = None
+    if x is not None:
+        if bits == 1:
+            b = (x & np.int64(1)).astype(bool).reshape(r.shape)
+            return b if vector else bool(b[()])
+        if bits < 64:
+            half = np.int64(1 << (bits - 1))
+            x = ((x + half) & np.int64((1 << bits) - 1)) - half
+        s = x.reshape(r.shape)
+        return s if vector else int(s[()])
     if bits == 1:
         b = np.asarray(_UNSIGNED(r, 1)).astype(bool)
         return b if vector else bool(b[()])
