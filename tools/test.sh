@@ -15,8 +15,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-py=${PYTHON:-python3}
-"$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "Python 3.11+ is required" >&2; exit 1; }
+# The interpreter's own path, found once: a version manager's `python3` (pyenv's shim) spends
+# ~0.3 s choosing the interpreter at every call.
+py=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")')
+[[ -n $py ]] || { echo "Python 3.11+ is required" >&2; exit 1; }
 # The Khronos tools are fetched meanwhile (Debian packages, ~7 s on a fresh machine).
 spv_log=$(mktemp)
 bash tools/install_spirv_tools.sh >"$spv_log" 2>"$spv_log.err" &
@@ -30,8 +32,9 @@ spv_pid=$!
 # every module of every package (~10 s).
 pip=(.venv/bin/python -m pip)
 if [[ ! -x .venv/bin/python ]]; then
-    # (--python wants a path: `--python python3` is refused, and ensurepip took ~10 s instead)
-    if "$py" -m pip --python "$("$py" -c 'import sys; print(sys.executable)')" --version \
+    # (pip >= 22.3 has --python, which wants a path: `--python python3` is refused; asking pip
+    # itself took ~1 s, importing it to read its version ~0.05 s; ensurepip took ~10 s instead)
+    if "$py" -c 'import sys, pip; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))' \
             >/dev/null 2>&1; then
         "$py" -m venv --without-pip .venv
         pip=("$py" -m pip --python .venv/bin/python)
@@ -41,13 +44,18 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 # The repository's own modules are byte-compiled meanwhile, on the CPU the installers leave
 # idle: the test processes, which start together below, would each compile them on first import
-# otherwise.
-"$py" -m compileall -q -j 0 coopdialect passes tools tests >/dev/null 2>&1 &
+# otherwise. Not the test modules and conftest.py: pytest compiles its own assert-rewritten
+# bytecode of those and never reads the plain one.
+"$py" -m compileall -q -j 0 -x '/(test_[^/]*|conftest)\.py$' coopdialect passes tools tests \
+    >/dev/null 2>&1 &
 compile_pid=$!
 log=$(mktemp)
-# (uv reads no pip configuration: where only pip reaches a package index, pip installs)
+# (uv reads no pip configuration: where only pip reaches a package index, pip installs.) uv
+# first tries its cache alone (--offline): where it holds every package, asking the index
+# whether each is still current is ~1.3 s of a ~3 s install; anything missing, and it asks.
+uv_install=(.venv/bin/uv pip install -q --python .venv/bin/python pip -e '.[test,cuda]')
 if { [[ -x .venv/bin/uv ]] || "${pip[@]}" install -q --disable-pip-version-check uv >"$log" 2>&1; } \
-        && .venv/bin/uv pip install -q --python .venv/bin/python pip -e '.[test,cuda]' >"$log" 2>&1; then
+        && { "${uv_install[@]}" --offline >"$log" 2>&1 || "${uv_install[@]}" >"$log" 2>&1; }; then
     :
 else
     "${pip[@]}" install -q --disable-pip-version-check --no-compile pip -e '.[test,cuda]' \

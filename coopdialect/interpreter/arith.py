@@ -56,9 +56,22 @@ def _ints(v: Any, bits: int, signed: bool) -> np.ndarray:
     """An integer scalar or lane vector as an object array of exact Python ints (0-d for a
     scalar), read as `bits`-bit signed or unsigned."""
     a = np.asarray(v)
-    a = a.astype(np.int64).astype(object) if a.dtype.kind in "iub" else a.astype(object)
+    if a.dtype.kind in "iub":
+        # read from the int64 value's low `bits` bits in numpy (1-D: int64 arrays wrap without
+        # warnings), then made Python ints: what `to_signed_int` / the mask give per element
+        x = a.astype(np.int64).reshape(-1)
+        if signed and bits > 1:
+            if bits < 64:
+                half = np.int64(1 << (bits - 1))
+                x = ((x + half) & np.int64((1 << bits) - 1)) - half
+            out = x.astype(object)
+        elif bits < 64:
+            out = (x & np.int64((1 << bits) - 1)).astype(object)
+        else:
+            out = x.astype(np.uint64).astype(object)
+        return out.reshape(a.shape)
     f = _SIGNED if signed and bits > 1 else _UNSIGNED
-    return np.asarray(f(a, bits), dtype=object)
+    return np.asarray(f(a.astype(object), bits), dtype=object)
 
 
 def _wrapped(ufunc, args: tuple, bits: int, vector: bool) -> Any:
@@ -83,6 +96,19 @@ def _wrapped(ufunc, args: tuple, bits: int, vector: bool) -> Any:
 def _int_result(r: Any, bits: int, vector: bool) -> Any:
     """Exact ints -> the value of type iN: wrapped, signed; bool for i1; scalar or int64 lanes."""
     r = np.asarray(r, dtype=object)
+    try:  # exact results that fit int64 (nearly all) are wrapped in numpy, as `_ints` reads
+        x = r.astype(np.int64).reshape(-1)
+    except OverflowError:
+        x = None
+    if x is not None:
+        if bits == 1:
+            b = (x & np.int64(1)).astype(bool).reshape(r.shape)
+            return b if vector else bool(b[()])
+        if bits < 64:
+            half = np.int64(1 << (bits - 1))
+            x = ((x + half) & np.int64((1 << bits) - 1)) - half
+        s = x.reshape(r.shape)
+        return s if vector else int(s[()])
     if bits == 1:
         b = np.asarray(_UNSIGNED(r, 1)).astype(bool)
         return b if vector else bool(b[()])

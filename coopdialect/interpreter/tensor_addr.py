@@ -83,6 +83,8 @@ class Addresses:
 
 def _mod(a: np.ndarray, d: np.ndarray | int, live: np.ndarray, what: str) -> np.ndarray:
     """a % d (OpSMod: floored), refusing d == 0 where `live`."""
+    if type(d) is int and d != 0:  # one nonzero divisor (most layouts): no lane is refused
+        return a % np.int64(d)
     d = np.broadcast_to(np.asarray(d, np.int64), a.shape)
     if np.any((d == 0) & live):
         raise AddressingError(f"{what} is 0: a remainder by zero (undefined)")
@@ -90,6 +92,8 @@ def _mod(a: np.ndarray, d: np.ndarray | int, live: np.ndarray, what: str) -> np.
 
 
 def _div(a: np.ndarray, d: np.ndarray | int, live: np.ndarray, what: str) -> np.ndarray:
+    if type(d) is int and d != 0:
+        return a // np.int64(d)
     d = np.broadcast_to(np.asarray(d, np.int64), a.shape)
     if np.any((d == 0) & live):
         raise AddressingError(f"{what} is 0: a division by zero (undefined)")
