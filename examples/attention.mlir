@@ -57,8 +57,8 @@ func.func @offset(%r: i32, %c: i32, %m: f32, %nscale2: f32) -> f32 {
   %y = arith.mulf %m, %nscale2 : f32
   func.return %y : f32
 }
-// exp2(x * scale2 - m * scale2), the product and the sum rounded once; afn: PTX may flush
-// results below 2^-126 to 0 (ex2.approx.ftz)
+// exp2(x * scale2 - m * scale2), the product and the sum rounded once; afn: PTX may
+// flush results below 2^-126 to 0 (ex2.approx.ftz)
 func.func @exp2_fma(%r: i32, %c: i32, %x: f32, %nm: f32, %scale2: f32) -> f32 {
   %d = math.fma %x, %scale2, %nm : f32
   %e = math.exp2 %d fastmath<afn> : f32

@@ -18,10 +18,10 @@ per batch and head, rows of the softmax along the keys:
 * one workgroup of `threads` invocations per (query block of `block_m` rows, head, batch): the
   declared grid is ceil(S / block_m) x H x B, workgroup x taking query block
   ceil(S / block_m) - 1 - x (the longest causal blocks first). Tiles are slices of 3-D tensor
-  layouts [B*H, S, D] (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0: rows past S read 0 and
-  are not stored, so every sequence length is exact; K is read as the MatrixB Kᵀ (D x block_n)
-  through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which swaps the sequence and head
-  dimensions;
+  layouts [B*H, S, D] (SPV_NV_tensor_addressing) with clamp mode Constant and clampValue 0:
+  rows past S read 0 and are not stored, so every sequence length is exact; K is read as the
+  MatrixB Kᵀ (D x block_n) through the view `!tensor_addr.view<3, false, 0, 2, 1>`, which
+  swaps the sequence and head dimensions;
 * the loop over key blocks of `block_n` (up to the diagonal block when causal) is the online
   softmax in base 2, with log2(e) folded into the scale (scale2 = scale * log2(e), f32), the
   running max taken on the unscaled scores and the scale applied in the exponential's fused
@@ -57,10 +57,10 @@ per batch and head, rows of the softmax along the keys:
   before S and, causal, wholly at or before the block's first query row), then the rest, whose
   scores pass through the masks (`@score`);
 
-  and at the end O / l is stored as T and LSE = (m * scale2 + log2(l)) * ln(2) for each row. Masked scores
-  are -FLT_MAX rather than -inf (exp2 of them is 0 all the same) so that no infinity reaches a
-  Vulkan driver, which may assume there are none (the modules declare no float controls); m
-  starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite after the first block.
+  and at the end O / l is stored as T and LSE = (m * scale2 + log2(l)) * ln(2) for each row.
+  Masked scores are -FLT_MAX rather than -inf (exp2 of them is 0 all the same) so that no
+  infinity reaches a Vulkan driver, which may assume there are none (the modules declare no
+  float controls); m starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite after the first block.
   The running max m and sum l are block_m x 8 accumulators (`STAT_COLS`) whose rows are
   constant: Row reductions of the scores produce them, and a Row reduction of them (@max of
   equal values: exact) broadcasts them back to the score's or O's shape where an element-wise op
@@ -187,8 +187,8 @@ def _helpers() -> list[str]:
         "  %y = arith.mulf %m, %nscale2 : f32",
         "  func.return %y : f32",
         "}",
-        "// exp2(x * scale2 - m * scale2), the product and the sum rounded once; afn: PTX may flush",
-        "// results below 2^-126 to 0 (ex2.approx.ftz)",
+        "// exp2(x * scale2 - m * scale2), the product and the sum rounded once; afn: PTX may",
+        "// flush results below 2^-126 to 0 (ex2.approx.ftz)",
         "func.func @exp2_fma(%r: i32, %c: i32, %x: f32, %nm: f32, %scale2: f32) -> f32 {",
         "  %d = math.fma %x, %scale2, %nm : f32",
         "  %e = math.exp2 %d fastmath<afn> : f32",

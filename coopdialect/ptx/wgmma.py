@@ -26,10 +26,11 @@
 * **mul_add**: per K slice, 64-row block and N chunk one `wgmma.mma_async.m64nNk{16|32}`,
   chained per (block, chunk) between `wgmma.fence` and `commit_group` (no accumulator or A
   register is touched in between: ptxas injects no warpgroup.arrive/wait; each descriptor is
-  advanced next to its wgmma, where ptxas keeps it in a uniform register). The wait comes before the first later
-  op that reads the result (`wait_group N`, N the groups committed since) or is not register
-  arithmetic of the block (`wait_group 0`; `KernelLowering.wait_before`): the next product and
-  the arithmetic that does not read this one's result run while the tensor cores work. With
+  advanced next to its wgmma, where ptxas keeps it in a uniform register). The wait comes
+  before the first later op that reads the result (`wait_group N`, N the groups committed
+  since) or is not register arithmetic of the block (`wait_group 0`;
+  `KernelLowering.wait_before`): the next product and the arithmetic that does not read this
+  one's result run while the tensor cores work. With
   `coop.pingpong` the fence is preceded by `KernelLowering.take_turn`. Chunks are at most
   256 columns, and for 8-bit operands an N the integer instruction has (8, 16, 24 or a
   multiple of 16). A descriptor is `(addr & 0x3FFFF) >> 4 | (LBO>>4) << 16 | (SBO>>4) << 32`;
