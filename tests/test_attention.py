@@ -331,7 +331,7 @@ def test_tuned_ptx_kernels_assemble(d, tmp_path):
     assert regs * cfg.threads * ctas <= 65536, r.stderr
     assert ctas * (desc["dynamic_shared_bytes"] + 1024) <= 228 * 1024
     spilled = int(re.search(r"(\d+) bytes spill stores", r.stderr).group(1))
-    # two workgroups of D 64 spill 296 bytes at 128 registers, and are still the faster form
+    # two workgroups of D 64 spill about 230 bytes at 128 registers, and are still the faster form
     assert spilled <= (512 if ctas > 1 else 0), r.stderr
 
 
