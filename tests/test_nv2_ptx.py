@@ -563,7 +563,8 @@ def test_row_reduce_of_a_row_constant_matrix_takes_the_row_value() -> None:
 def test_row_constancy_follows_what_computes_a_matrix() -> None:
     """`row_uniform.RowConstancy`: a splat of a kernel argument is row-constant, a splat of a
     value computed from the thread id is not (each invocation may hold another), nor is a
-    loop-carried matrix whose yielded value is not, nor what was derived from it."""
+    loop-carried matrix whose yielded value is not, nor what was derived from it, nor one of a
+    loop whose trip count is the thread's."""
     from xdsl.dialects import scf
 
     from coopdialect.ptx.row_uniform import RowConstancy
@@ -589,6 +590,15 @@ func.func @k(%x: f32) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
     %n = coop.fadd %v, %a : !r
     scf.yield %n : !r
   }
+  %bx = gpu.block_id x
+  %g = scf.for %i = %c0 to %bx step %c1 iter_args(%v = %a) -> (!r) {
+    %n = coop.fadd %v, %a : !r
+    scf.yield %n : !r
+  }
+  %j = scf.for %i = %c0 to %t step %c1 iter_args(%v = %a) -> (!r) {
+    %n = coop.fadd %v, %a : !r
+    scf.yield %n : !r
+  }
   func.return
 }
 """, "constancy")
@@ -600,3 +610,5 @@ func.func @k(%x: f32) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
     assert not rc.row_constant(loops[0].results[0])
     assert not rc.row_constant(values["u"])  # concluded while the loop's value was assumed
     assert rc.row_constant(loops[1].results[0])
+    assert rc.row_constant(loops[2].results[0])  # as many trips as the workgroup id
+    assert not rc.row_constant(loops[3].results[0])  # as many trips as the thread id

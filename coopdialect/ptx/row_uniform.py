@@ -15,24 +15,28 @@ row:
   matrices and workgroup-uniform scalars;
 * an element-wise arithmetic op (`coop.fmul`, `coop.fadd`, ...) or a conversion of row-constant
   matrices;
-* an `scf.for` iteration argument whose initial and yielded values are row-constant (assumed
-  while the loop is examined: the greatest fixed point).
+* an `scf.for` iteration argument whose initial and yielded values are row-constant, in a loop
+  whose bounds are workgroup-uniform (assumed while the loop is examined: the greatest fixed
+  point).
 
 Anything else is not known to be. `uniform_scalar(v)` holds for a scalar every invocation of the
 workgroup computes alike: kernel arguments, constants, the workgroup and grid ids and sizes, an
-`scf.for` induction variable or iteration argument of uniform values, and pure arithmetic of such.
+`scf.for` induction variable or iteration argument of uniform values (uniform bounds), and
+arithmetic of such.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, gpu, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from coopdialect.dialects import coop
 from coopdialect.dialects import coop_nv2 as nv2
+from coopdialect.dialects import gpu
 
-# ops whose results are the same for every invocation of a workgroup when their operands are
-_UNIFORM_IDS = (gpu.BlockIdOp, gpu.GridDimOp, gpu.BlockDimOp)
+# the ids and sizes every invocation of a workgroup reads alike
+_UNIFORM_IDS = (gpu.BlockIdOp, gpu.GridDimOp, gpu.BlockDimOp, gpu.SubgroupSizeOp,
+                gpu.NumSubgroupsOp)
 _MATRIX_ELEMENTWISE = (*coop.ELEMENTWISE_BINARY, *coop.CONVERSIONS)
 
 
@@ -72,10 +76,15 @@ class RowConstancy:
     def uniform_scalar(self, v: SSAValue) -> bool:
         return _memo(self._scalars, v, self._uniform_scalar)
 
+    def _trips_alike(self, loop: scf.ForOp) -> bool:
+        """Whether every invocation runs `loop` the same number of times (uniform bounds)."""
+        return all(self.uniform_scalar(x) for x in (loop.lb, loop.ub, loop.step))
+
     def _carried(self, v: BlockArgument, check) -> bool:
-        """An scf.for iteration argument (index >= 1) whose init and yielded values pass."""
+        """An scf.for iteration argument (index >= 1) whose init and yielded values pass, in a
+        loop every invocation runs alike."""
         loop = v.owner.parent_op()
-        if not isinstance(loop, scf.ForOp) or v.index == 0:
+        if not isinstance(loop, scf.ForOp) or v.index == 0 or not self._trips_alike(loop):
             return False
         init = loop.iter_args[v.index - 1]
         yielded = loop.body.block.last_op.operands[v.index - 1]
@@ -110,7 +119,8 @@ class RowConstancy:
             if isinstance(parent, func.FuncOp):
                 return True
             if isinstance(parent, scf.ForOp):
-                return v.index == 0 or self._carried(v, self.uniform_scalar)
+                return self._trips_alike(parent) if v.index == 0 \
+                    else self._carried(v, self.uniform_scalar)
             return False
         if not isinstance(v, OpResult):
             return False
