@@ -612,3 +612,34 @@ func.func @k(%x: f32) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
     assert rc.row_constant(loops[1].results[0])
     assert rc.row_constant(loops[2].results[0])  # as many trips as the workgroup id
     assert not rc.row_constant(loops[3].results[0])  # as many trips as the thread id
+
+
+def test_row_constancy_of_a_chain_deeper_than_python_recurses_is_not_known() -> None:
+    """A loop bound computed by a chain of adds deeper than Python's recursion limit: the
+    analysis gives up (not row-constant) instead of failing, and keeps no assumption."""
+    import sys
+
+    from xdsl.dialects import scf
+
+    from coopdialect.ptx.row_uniform import RowConstancy
+
+    depth = sys.getrecursionlimit()
+    chain = "\n".join(f"  %n{i + 1} = arith.addi %n{i}, %c1 : index" for i in range(depth))
+    module = parsed.parse(f"""
+!r = !coop.matrix<64x8xf32, Workgroup, MatrixAcc>
+func.func @k(%x: f32) attributes {{coop.workgroup_size = array<i32: 128, 1, 1>}} {{
+  %a = coop.composite_construct %x : f32 -> !r
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n0 = arith.constant 2 : index
+{chain}
+  %l = scf.for %i = %c0 to %n{depth} step %c1 iter_args(%v = %a) -> (!r) {{
+    scf.yield %v : !r
+  }}
+  func.return
+}}
+""", "deep")
+    loop = next(op for op in module.walk() if isinstance(op, scf.ForOp))
+    rc = RowConstancy()
+    assert not rc.row_constant(loop.results[0])
+    assert rc.row_constant(loop.iter_args[0])  # and what is shallow is still known

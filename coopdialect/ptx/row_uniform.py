@@ -71,7 +71,12 @@ class RowConstancy:
         self._scalars: dict[SSAValue, bool] = {}
 
     def row_constant(self, v: SSAValue) -> bool:
-        return _memo(self._rows, v, self._row_constant)
+        try:
+            return _memo(self._rows, v, self._row_constant)
+        except RecursionError:  # a chain deeper than Python recurses: not known, and the
+            self._rows.clear()  # assumptions of the unfinished walk are dropped
+            self._scalars.clear()
+            return False
 
     def uniform_scalar(self, v: SSAValue) -> bool:
         return _memo(self._scalars, v, self._uniform_scalar)
