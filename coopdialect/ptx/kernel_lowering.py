@@ -417,6 +417,11 @@ class KernelLowering:
 
     # -- lane geometry -----------------------------------------------------------------------
 
+    def warpgroup_index(self) -> SSAValue:
+        """This thread's warpgroup, linear tid >> 7 (.b32, computed once in the prologue)."""
+        return self.cached("warpgroup index", lambda: self.inst(
+            ptx.ShrOp, ".u32", [self.linear_tid(), self.imm("b32", "7")], "b32", True))
+
     def linear_tid(self) -> SSAValue:
         """Linear thread id in the workgroup (.b32)."""
         def make() -> SSAValue:
@@ -537,7 +542,7 @@ class KernelLowering:
     def _turn_barriers(self) -> tuple[SSAValue, SSAValue]:
         """(this warpgroup's barrier, the next one's): 1 + w and 1 + (w + 1) mod W."""
         def make() -> tuple[SSAValue, SSAValue]:
-            w = self.inst(ptx.ShrOp, ".u32", [self.linear_tid(), self.imm("b32", "7")], "b32", True)
+            w = self.warpgroup_index()
             mine = self.inst(ptx.AddOp, ".u32", [w, self.imm("b32", "1")], "b32", True)
             last = self.inst(ptx.SetpOp, ".eq.u32", [w, self.imm("b32", str(self.turns - 1))],
                              "pred", True)

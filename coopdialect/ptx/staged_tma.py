@@ -31,10 +31,10 @@ one instruction and two address registers per 16 bytes) where the whole kernel a
   commits before them, g; full[g mod B] and empty[g mod B] are mbarriers, B = 2S (a thread
   releases a group at its next wait, so after a `wait 0` up to S - 1 groups are waited for and
   not yet released). Thread 0 alone copies (with turns, below, another): before the first copy
-  into a slot after a wait it waits until every thread has passed that wait (empty of the last group released there),
-  before re-arming full[g mod B] until group g - B was released, then `mbarrier.expect_tx` of
-  the box's bytes and one `cp.async.bulk.tensor` per panel at the layout's offsets
-  (coordinates innermost first).
+  into a slot after a wait it waits until every thread has passed that wait (empty of the last
+  group released there), before re-arming full[g mod B] until group g - B was released, then
+  `mbarrier.expect_tx` of the box's bytes and one `cp.async.bulk.tensor` per panel at the
+  layout's offsets (coordinates innermost first).
 * **coop.async_commit_group**: thread 0 arrives on full[g mod B] (the phase completes once the
   group's bytes have landed, or at once for an empty group); g += 1 in every thread.
 * **coop.async_wait_group N**: every warp releases the groups it waited for before (one

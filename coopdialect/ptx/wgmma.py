@@ -30,12 +30,11 @@
   before the first later op that reads the result (`wait_group N`, N the groups committed
   since) or is not register arithmetic of the block (`wait_group 0`;
   `KernelLowering.wait_before`): the next product and the arithmetic that does not read this
-  one's result run while the tensor cores work. With
-  `coop.pingpong` the fence is preceded by `KernelLowering.take_turn`. Chunks are at most
-  256 columns, and for 8-bit operands an N the integer instruction has (8, 16, 24 or a
-  multiple of 16). A descriptor is `(addr & 0x3FFFF) >> 4 | (LBO>>4) << 16 | (SBO>>4) << 32`;
-  A's block R·v + b starts 2048·(R·v + b) bytes into each slice, B's chunk from column n0
-  (n0/8)·256 bytes.
+  one's result run while the tensor cores work. With `coop.pingpong` the fence is preceded by
+  `KernelLowering.take_turn`. Chunks are at most 256 columns, and for 8-bit operands an N the
+  integer instruction has (8, 16, 24 or a multiple of 16). A descriptor is
+  `(addr & 0x3FFFF) >> 4 | (LBO>>4) << 16 | (SBO>>4) << 32`; A's block R·v + b starts
+  2048·(R·v + b) bytes into each slice, B's chunk from column n0 (n0/8)·256 bytes.
 * **Integers** (`.s32.{s8|u8}.{s8|u8}`, signedness from the KHR Cooperative Matrix Operands or
   the component types): without `.satfinite` the accumulation wraps (PTX ISA 9.7.15.5.2), the
   low 32 bits of A·B + C, as the interpreter computes. SaturatingAccumulation (KHR: A·B in
@@ -105,11 +104,8 @@ def warpgroup(lw: KernelLowering, n: int) -> Aff:
     """This thread's warpgroup, linear tid >> 7, in [0, n/128)."""
     if n == 128:
         return af.const(0)
-
-    def make():
-        r = lw.inst(ptx.ShrOp, ".u32", [lw.linear_tid(), lw.imm("b32", "7")], "b32", True)
-        return lw.u64(r, True)
-    return af.atom(lw.cached("u64 warpgroup", make), 0, n // 128 - 1)
+    return af.atom(lw.cached("u64 warpgroup", lambda: lw.u64(lw.warpgroup_index(), True)),
+                   0, n // 128 - 1)
 
 
 def acc_blocks(lw: KernelLowering, op, t: coop.MatrixType) -> tuple[int, int]:
@@ -429,25 +425,28 @@ def stage_vectors(lw: KernelLowering, op, t: coop.MatrixType, smem: SSAValue, mn
                 ptx.SelpOp, ".b32", [lw.imm("b32", "16"), lw.imm("b32", "0"), keep], "b32")
             lw.emit(ptx.CpAsyncOp(smem_reg(lw, ar, smem, so), a, 16, size, so.const, off))
             continue
-        if keep is not True:
-            # a discarded group reads the memref's first 16 bytes instead (aligned, no fault),
-            # then takes the fill words
-            if keep is False:
-                a, off = buf.base, 0
-            else:
-                if off:
-                    a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
-                a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
-        if wide:
-            words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
-        else:  # the same group, element by element (a base that is not 16-byte aligned)
-            halves = [lw.emit(ptx.LdOp(f".{buf.space}.b16", a, off + 2 * i, [ptx.B16])).outs[0]
-                      for i in range(8)]
-            words = [lw.emit(ptx.PackOp(".b32", halves[i:i + 2], ptx.B32)).out for i in (0, 2, 4, 6)]
-        if keep is False:  # (no fill word: Undefined, any value will do)
-            words = [got[3]] * 4 if got[3] is not None else words
-        elif keep is not True:
-            words = [lw.inst(ptx.SelpOp, ".b32", [w, got[3], keep], "b32") for w in words]
+        if keep is False and got[3] is not None:
+            # known to lie outside (a block before the first): the fill words, nothing read
+            words = [got[3]] * 4
+        else:
+            if keep is not True:
+                # a discarded group reads the memref's first 16 bytes instead (aligned, no
+                # fault), then takes the fill words (none under Undefined: any value will do)
+                if keep is False:
+                    a, off = buf.base, 0
+                else:
+                    if off:
+                        a = lw.inst(ptx.AddOp, ".s64", [a, lw.imm("b64", str(off))], "b64")
+                    a, off = lw.inst(ptx.SelpOp, ".b64", [a, buf.base, keep], "b64"), 0
+            if wide:
+                words = lw.emit(ptx.LdOp(f".{buf.space}.v4.b32", a, off, [ptx.B32] * 4)).outs
+            else:  # the same group, element by element (a base that is not 16-byte aligned)
+                halves = [lw.emit(ptx.LdOp(f".{buf.space}.b16", a, off + 2 * i,
+                                           [ptx.B16])).outs[0] for i in range(8)]
+                words = [lw.emit(ptx.PackOp(".b32", halves[i:i + 2], ptx.B32)).out
+                         for i in (0, 2, 4, 6)]
+            if keep is not True and keep is not False:
+                words = [lw.inst(ptx.SelpOp, ".b32", [w, got[3], keep], "b32") for w in words]
         m_, k_ = (r, c) if is_a else (c, r)
         so = smem_offset(ar, m_, k_, mn, es, mn_major)
         sa = smem_reg(lw, ar, smem, so)
@@ -708,12 +707,12 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
     steps = [(j, n0, w, a_regs[j][s] if in_regs else s * a.mn * SLICE_BYTES + j * BLOCK_BYTES,
               b.b_offset(s, n0))
              for s in range(big_k // k_inst) for j in range(blocks) for n0, w in chunks]
-    descs: dict[tuple[str, int], SSAValue] = {}
+    descs: dict[tuple[SSAValue, int], SSAValue] = {}
 
-    def desc(which: str, base: SSAValue, offset: int) -> SSAValue:
-        if (which, offset) not in descs:
-            descs[which, offset] = _advanced(lw, base, offset)
-        return descs[which, offset]
+    def desc(base: SSAValue, offset: int) -> SSAValue:
+        if (base, offset) not in descs:
+            descs[base, offset] = _advanced(lw, base, offset)
+        return descs[base, offset]
     # imm-trans-a/b: 1 for a tile staged MN-major (f16/bf16 only; 8-bit tiles are K-major)
     ta_ = int(not in_regs and a.mn_major)
     imms = "1" if integer else f"1, 1, 1, {int(b.mn_major)}" if in_regs else \
@@ -721,8 +720,8 @@ def mul_add_workgroup(lw: KernelLowering, op: coop.MulAddOp) -> None:
     lw.take_turn()
     lw.emit(ptx.WgmmaFenceOp())
     for j, n0, w, a_step, b_offset in steps:
-        dsa = a_step if in_regs else desc("a", da, a_step)
-        dsb = desc("b", db, b_offset)
+        dsa = a_step if in_regs else desc(da, a_step)
+        dsb = desc(db, b_offset)
         part = regs[j][n0 // 2:(n0 + w) // 2]
         mma = lw.emit(ptx.WgmmaMmaAsyncOp(f".m64n{w}k{k_inst}.{dt}.{at}.{bt}", dsa, dsb, part,
                                           imms))
