@@ -63,7 +63,8 @@ def sass_of_many(ptx_texts: list[str], tmp: Path, ptxas: str = "ptxas",
 
     headers, bodies, names = [], [], []
     for i, text in enumerate(ptx_texts):
-        head = [ln for ln in text.splitlines() if ln.startswith((".version", ".target", ".address_size"))]
+        head = [ln for ln in text.splitlines()
+                if ln.startswith((".version", ".target", ".address_size"))]
         body = "\n".join(ln for ln in text.splitlines() if ln not in head)
         kernels = re.findall(r"\.entry\s+(\w+)", body)
         assert kernels, f"PTX text {i} holds no .entry"

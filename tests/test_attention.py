@@ -84,6 +84,20 @@ def test_interpreter_is_within_the_bound(cfg, b, h, s, causal):
     assert (err_o / bo).max() > 0.25
 
 
+def _same_bits_as_plain(form: AttentionConfig, text: str, seq: int, causal: bool, seed: int):
+    """The interpreter runs `text` (the kernel of `form`, a reordered loop) and the plain kernel
+    of the same tiles on one random input: O and LSE must be the same bits."""
+    import dataclasses
+
+    plain = dataclasses.replace(form, overlap=False, late_pv=False)
+    q, k, v = _data(np.random.default_rng(seed), 1, 2, seq, plain.head_dim, plain.dtype, 1.5)
+    want = _run(attention_module([plain]), plain.name, q, k, v, 0.2, causal, plain)
+    got = _run(text, form.name, q, k, v, 0.2, causal, form)
+    for a, b in zip(want, got):
+        assert np.array_equal(a.view(np.uint16 if a.itemsize == 2 else np.uint32),
+                              b.view(np.uint16 if b.itemsize == 2 else np.uint32))
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_overlap_computes_the_same_bits(causal):
     """`overlap` (the next key block's Q Kᵀ issued before this block's softmax, the scores
@@ -91,17 +105,10 @@ def test_overlap_computes_the_same_bits(causal):
     kernel's bits, at a cut last block and several query blocks."""
     import dataclasses
 
-    cfg = AttentionConfig(32, "f16", 64, 16, 128)
-    rng = np.random.default_rng(9 + causal)
-    q, k, v = _data(rng, 1, 2, 150, cfg.head_dim, cfg.dtype, 1.5)
-    plain = _run(attention_module([cfg]), cfg.name, q, k, v, 0.2, causal, cfg)
-    ov = dataclasses.replace(cfg, overlap=True)
+    ov = dataclasses.replace(AttentionConfig(32, "f16", 64, 16, 128), overlap=True)
     text = attention_module([ov])
     assert text.count("coop.mul_add %qt") == 3  # before the loops and in each
-    got = _run(text, ov.name, q, k, v, 0.2, causal, ov)
-    for a, b in zip(plain, got):
-        assert np.array_equal(a.view(np.uint16 if a.itemsize == 2 else np.uint32),
-                              b.view(np.uint16 if b.itemsize == 2 else np.uint32))
+    _same_bits_as_plain(ov, text, 150, causal, 9 + causal)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -112,17 +119,10 @@ def test_late_pv_computes_the_same_bits(causal, seq):
     kernel's bits, at a cut last block, several query blocks, and a sequence of one block."""
     import dataclasses
 
-    cfg = AttentionConfig(32, "f16", 64, 16, 128)
-    rng = np.random.default_rng(19 + causal)
-    q, k, v = _data(rng, 1, 2, seq, cfg.head_dim, cfg.dtype, 1.5)
-    plain = _run(attention_module([cfg]), cfg.name, q, k, v, 0.2, causal, cfg)
-    late = dataclasses.replace(cfg, late_pv=True)
+    late = dataclasses.replace(AttentionConfig(32, "f16", 64, 16, 128), late_pv=True)
     text = attention_module([late])
     assert text.count("coop.mul_add %pp") == 2 and "coop.mul_add %res#3" in text
-    got = _run(text, late.name, q, k, v, 0.2, causal, late)
-    for a, b in zip(plain, got):
-        assert np.array_equal(a.view(np.uint16 if a.itemsize == 2 else np.uint32),
-                              b.view(np.uint16 if b.itemsize == 2 else np.uint32))
+    _same_bits_as_plain(late, text, seq, causal, 19 + causal)
 
 
 def test_masked_and_cut_rows_are_not_written():

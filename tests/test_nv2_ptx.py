@@ -481,7 +481,6 @@ func.func @by_column(%r: i32, %c: i32, %x: f32) -> f32 {
 }
 func.func @k(%Q: memref<64x32xf16>, %Kt: memref<32x64xf16>, %O: memref<16384xf32>,
              %s: f32) attributes {coop.workgroup_size = array<i32: 128, 1, 1>} {
-  %c0 = arith.constant 0 : i32
   %c32 = arith.constant 32 : i32
   %c64 = arith.constant 64 : i32
   %i0 = arith.constant 0 : index

@@ -60,7 +60,8 @@ per batch and head, rows of the softmax along the keys:
   and at the end O / l is stored as T and LSE = (m * scale2 + log2(l)) * ln(2) for each row.
   Masked scores are -FLT_MAX rather than -inf (exp2 of them is 0 all the same) so that no
   infinity reaches a Vulkan driver, which may assume there are none (the modules declare no
-  float controls); m starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite after the first block.
+  float controls); m starts at -FLT_MAX too. A row always has key 0 unmasked, so mn is finite
+  after the first block.
   The running max m and sum l are block_m x 8 accumulators (`STAT_COLS`) whose rows are
   constant: Row reductions of the scores produce them, and a Row reduction of them (@max of
   equal values: exact) broadcasts them back to the score's or O's shape where an element-wise op
@@ -224,7 +225,7 @@ def _block(sfx: str, mem: str, masked: bool, overlap: bool, late_pv: bool = Fals
     computes the next block's, %sn, first. With `late_pv` it carries the previous block's P
     %pp, whose product with that block's V it adds to O after this block's Q Kᵀ."""
     q, kt, v, s, ph, pa, o, r = (f"!{x}{sfx}" for x in ("q", "kt", "v", "s", "ph", "pa", "o", "r"))
-    x = "%s2" if masked else "%st"
+    scores_in = "%s2" if masked else "%st"  # what the softmax reads: masked or not
     k = f"coop.load_tensor %K, %okt, %lkv view %vt : {mem}, {kt}, !L3, !V3 -> {kt}"
     if late_pv:
         scores = [
@@ -261,11 +262,12 @@ def _block(sfx: str, mem: str, masked: bool, overlap: bool, late_pv: bool = Fals
         *scores,
         *([f"    %s2 = coop.per_element_op @score(%st, %row0, %j32, %S, %causal) : {s}, "
            f"i32, i32, i32, i32 -> {s}"] if masked else []),
-        f"    %mb = coop.reduce Row {x}, @max : {s} -> {r}",
+        f"    %mb = coop.reduce Row {scores_in}, @max : {s} -> {r}",
         f"    %mn = coop.per_element_op @maximum(%m, %mb) : {r}, {r} -> {r}",
         f"    %nm = coop.per_element_op @offset(%mn, %nscale2) : {r}, f32 -> {r}",
         f"    %nw = coop.reduce Row %nm, @max : {r} -> {s}",
-        f"    %p = coop.per_element_op @exp2_fma({x}, %nw, %scale2) : {s}, {s}, f32 -> {s}",
+        f"    %p = coop.per_element_op @exp2_fma({scores_in}, %nw, %scale2) : {s}, {s}, f32 "
+        f"-> {s}",
         f"    %a = coop.per_element_op @exp2_fma(%m, %nm, %scale2) : {r}, {r}, f32 -> {r}",
         f"    %rs = coop.reduce Row %p, @add : {s} -> {r}",
         f"    %la = coop.fmul %l, %a : {r}",
